@@ -1,0 +1,1 @@
+"""Domain core: plain Python business rules, no I/O."""
