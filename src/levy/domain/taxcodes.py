@@ -185,10 +185,10 @@ class Catalogue:
         """
         if default_category is not None and default_category not in self._codes:
             raise ValueError(f"default_category {default_category!r} is not a catalogue code")
-        errors: list[ValidationFailed] = []
+        errors: list[tuple[int, ValidationFailed]] = []
 
         def fail(index: int, detail: str) -> None:
-            errors.append(ValidationFailed(detail, pointer=f"{pointer}/{index}"))
+            errors.append((index, ValidationFailed(detail, pointer=f"{pointer}/{index}")))
 
         if not codes:
             return ResolvedTaxCode(None, (), False)
@@ -297,7 +297,8 @@ class Catalogue:
             accepted.append(code)
 
         if errors:
-            raise ValidationFailed.many(errors)
+            errors.sort(key=lambda e: e[0])  # stable: by entry, then in order found
+            raise ValidationFailed.many([e for _, e in errors])
         return ResolvedTaxCode(effective, tuple(accepted), False)
 
 
