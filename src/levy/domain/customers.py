@@ -1,0 +1,240 @@
+"""Customer input rules (spec sections 2.1, 4.1, 4.2, 8).
+
+The allowed ``source`` values and which of them keep customers per account
+are data: ``levy/data/customer_sources.json`` (read once, cached). Everything
+here is pure validation raising :class:`ValidationFailed`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from levy.domain.errors import RequiredField, ValidationFailed
+
+DEFAULT_SOURCE = "native"
+DEFAULT_ACCOUNT_ID = "__default__"
+
+MAX_SOURCE_ID = 255
+MAX_SOURCE_ACCOUNT_ID = 255
+MAX_NAME = 500
+MAX_EMAIL = 320
+
+CUSTOMER_FIELDS = frozenset(
+    {"source_id", "source", "source_account_id", "name", "email", "source_updated_at"}
+)
+
+# A deliberately basic shape: something@something.tld, no whitespace, one '@'.
+_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$")
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerSource:
+    source: str
+    platform: str
+    kind: str  # native | accounting | billing | commerce | payments
+    per_account: bool
+    account_noun: str  # what an "account" is called on the platform (company, site, store...)
+    account_id_name: str | None  # short name of the account id, for per-account sources
+    account_id_description: str
+    rationale: str
+    nets_marked_lines: bool  # spec 4.7 "Marked products" rule 3
+    nets_credit_notes: bool
+
+
+@lru_cache(maxsize=1)
+def load_sources() -> dict[str, CustomerSource]:
+    """The sources data file, keyed by ``source`` (read once)."""
+    path = resources.files("levy").joinpath("data/customer_sources.json")
+    with path.open("r", encoding="utf-8") as fh:
+        doc = json.load(fh)
+    return {
+        e["source"]: CustomerSource(
+            source=e["source"],
+            platform=e["platform"],
+            kind=e["kind"],
+            per_account=bool(e["per_account"]),
+            account_noun=e["account_noun"],
+            account_id_name=e["account_id_name"],
+            account_id_description=e["account_id_description"],
+            rationale=e["rationale"],
+            nets_marked_lines=bool(e["nets_marked_lines"]),
+            nets_credit_notes=bool(e["nets_credit_notes"]),
+        )
+        for e in doc["sources"]
+    }
+
+
+SOURCES: tuple[str, ...] = tuple(load_sources())
+
+
+def get_source(source: str) -> CustomerSource | None:
+    return load_sources().get(source)
+
+
+def validate_source(source: Any, pointer: str) -> str:
+    """``source`` must be one of :data:`SOURCES` (case-sensitive); returns it."""
+    if not isinstance(source, str) or source not in load_sources():
+        allowed = ", ".join(SOURCES)
+        shown = repr(source) if isinstance(source, str) else f"a {type(source).__name__}"
+        raise ValidationFailed(f"source {shown} is not supported: it must be one of {allowed}", pointer=pointer)
+    return source
+
+
+def validate_source_account(source: str, source_account_id: str | None, pointer: str) -> str:
+    """Check ``source_account_id`` has the form ``source`` needs; returns the effective value.
+
+    ``None`` means omitted and stands for ``__default__``. ``source`` must
+    already be valid (see :func:`validate_source`).
+    """
+    info = load_sources().get(source)
+    if info is None:
+        raise ValueError(f"unknown source {source!r}: call validate_source first")
+    value = DEFAULT_ACCOUNT_ID if source_account_id is None else source_account_id
+    if info.per_account:
+        if value == DEFAULT_ACCOUNT_ID:
+            raise ValidationFailed(
+                f"source '{source}' keeps customers per {info.account_noun}: source_account_id must be "
+                f"{info.account_id_name}, not '{DEFAULT_ACCOUNT_ID}'",
+                pointer=pointer,
+            )
+        if not value.strip():
+            raise ValidationFailed(
+                f"source '{source}' keeps customers per {info.account_noun}: source_account_id must be "
+                f"{info.account_id_name}, not blank",
+                pointer=pointer,
+            )
+    elif value != DEFAULT_ACCOUNT_ID:
+        raise ValidationFailed(
+            f"source '{source}' does not keep customers per account: source_account_id must be "
+            f"'{DEFAULT_ACCOUNT_ID}' (or omitted), not '{value}'",
+            pointer=pointer,
+        )
+    return value
+
+
+def _check_string(
+    errors: list[ValidationFailed], data: dict, key: str, pointer: str, max_len: int, *, nullable: bool
+) -> bool:
+    """Type and length of an optional string field; True if present, valid and non-null."""
+    if key not in data:
+        return False
+    value = data[key]
+    if value is None:
+        if not nullable:
+            errors.append(ValidationFailed(f"{key} cannot be null", pointer=pointer))
+        return False
+    if not isinstance(value, str):
+        errors.append(ValidationFailed(f"{key} must be a string, got {type(value).__name__}", pointer=pointer))
+        return False
+    if len(value) > max_len:
+        errors.append(
+            ValidationFailed(
+                f"{key} is too long: {len(value)} characters, the maximum is {max_len}", pointer=pointer
+            )
+        )
+        return False
+    return True
+
+
+def validate_customer_fields(
+    data: dict, pointer_prefix: str, *, partial: bool = False, reject_unknown: bool = True
+) -> dict[str, Any]:
+    """Validate a customer input object (create, batch item, or with ``partial=True`` a PATCH body).
+
+    Limits of section 8: ``source_id`` required (unless ``partial``) and not
+    blank, max 255; ``source_account_id`` max 255 and of the form its source
+    needs; ``name`` max 500; ``email`` max 320, null allowed, basic shape.
+    Unknown properties are refused. All problems are raised together.
+    Returns a copy of ``data`` with ``source`` / ``source_account_id``
+    defaults applied (not in ``partial`` mode, where omitted means unchanged).
+
+    In ``partial`` mode ``source_account_id`` is checked against ``source``
+    only when both are in the body; the caller re-checks the stored pair.
+    """
+    errors: list[ValidationFailed] = []
+
+    def ptr(key: str) -> str:
+        return f"{pointer_prefix}/{key}"
+
+    if not isinstance(data, dict):
+        raise ValidationFailed("a customer must be a JSON object", pointer=pointer_prefix or None)
+
+    if reject_unknown:
+        for key in data:
+            if key not in CUSTOMER_FIELDS:
+                errors.append(ValidationFailed(f"unknown property '{key}'", pointer=ptr(str(key))))
+
+    # source_id
+    if data.get("source_id") is None:
+        if not partial:
+            errors.append(RequiredField("source_id", pointer=ptr("source_id")))
+    elif _check_string(errors, data, "source_id", ptr("source_id"), MAX_SOURCE_ID, nullable=False):
+        if not data["source_id"].strip():
+            errors.append(ValidationFailed("source_id cannot be blank", pointer=ptr("source_id")))
+
+    # source
+    source: str | None = None
+    if data.get("source") is not None:
+        try:
+            source = validate_source(data["source"], ptr("source"))
+        except ValidationFailed as exc:
+            errors.append(exc)
+    elif not partial:
+        source = DEFAULT_SOURCE
+
+    # source_account_id
+    account = data.get("source_account_id")
+    account_ok = account is None or _check_string(
+        errors, data, "source_account_id", ptr("source_account_id"), MAX_SOURCE_ACCOUNT_ID, nullable=True
+    )
+    if account_ok and source is not None and not (partial and account is None):
+        try:
+            account = validate_source_account(source, account, ptr("source_account_id"))
+        except ValidationFailed as exc:
+            errors.append(exc)
+
+    # name
+    _check_string(errors, data, "name", ptr("name"), MAX_NAME, nullable=True)
+
+    # email
+    if _check_string(errors, data, "email", ptr("email"), MAX_EMAIL, nullable=True):
+        if not _EMAIL_RE.match(data["email"]):
+            errors.append(
+                ValidationFailed(
+                    f"email '{data['email']}' is not an email address (expected name@domain.tld)",
+                    pointer=ptr("email"),
+                )
+            )
+
+    # source_updated_at (shape only; ordering against the stored value is the store's job)
+    sua = data.get("source_updated_at")
+    if sua is not None:
+        bad = not isinstance(sua, str)
+        if not bad:
+            try:
+                parsed = datetime.fromisoformat(sua)
+                bad = parsed.tzinfo is None or "T" not in sua.upper()
+            except ValueError:
+                bad = True
+        if bad:
+            errors.append(
+                ValidationFailed(
+                    "source_updated_at must be an ISO 8601 date-time with a time zone, e.g. 2025-04-15T12:00:00Z",
+                    pointer=ptr("source_updated_at"),
+                )
+            )
+
+    if errors:
+        raise ValidationFailed.many(errors)
+
+    out = dict(data)
+    if not partial:
+        out["source"] = source
+        out["source_account_id"] = account
+    return out
