@@ -1,0 +1,1 @@
+"""Service layer: the application core both transports call."""

@@ -1,0 +1,68 @@
+"""Authentication of API keys (spec section 5), with a short in-process cache.
+
+A key is looked up by the SHA-256 of the presented secret and compared in
+constant time. Results are cached for ``auth_cache_seconds`` (default 2 s) so
+that the hot path does not read the database on every call; a key revoked
+through this process stops working at once (the cache entry is dropped), and
+on other replicas within the cache time.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+from levy.domain.errors import PermissionDenied, Unauthenticated
+from levy.domain.keys import hash_secret, hashes_match, is_well_formed
+from levy.store.keys import ApiKeyRecord, SqlApiKeys
+
+from levy.app.services import AppServices
+
+_TOUCH_EVERY_S = 60.0
+
+
+class Authenticator:
+    def __init__(self, services: AppServices) -> None:
+        self.services = services
+        self.ttl = services.config.auth_cache_seconds
+        self._cache: dict[str, tuple[float, ApiKeyRecord | None]] = {}
+        self._touched: dict[str, float] = {}
+
+    def forget(self, key_id: str) -> None:
+        for h, (_, rec) in list(self._cache.items()):
+            if rec is not None and rec.id == key_id:
+                del self._cache[h]
+
+    async def authenticate(self, secret: str | None) -> ApiKeyRecord:
+        if not secret:
+            raise Unauthenticated(
+                "No API key: send it in the X-API-Key header (gRPC metadata x-api-key) "
+                "or as 'Authorization: Bearer <key>'."
+            )
+        if not is_well_formed(secret):
+            raise Unauthenticated("The API key is malformed.")
+        h = hash_secret(secret)
+        now = time.monotonic()
+        hit = self._cache.get(h)
+        if hit is not None and hit[0] > now:
+            rec = hit[1]
+        else:
+            async with self.services.uow() as conn:
+                rec = await SqlApiKeys(conn).by_hash(h)
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[h] = (now + self.ttl, rec)
+        if rec is None or not hashes_match(rec.secret_hash, secret):
+            raise Unauthenticated("The API key is unknown.")
+        if rec.revoked_at is not None:
+            raise Unauthenticated("The API key has been revoked.")
+        if self._touched.get(rec.id, 0.0) < now:
+            self._touched[rec.id] = now + _TOUCH_EVERY_S
+            async with self.services.uow(write=True) as conn:
+                await SqlApiKeys(conn).touch(rec.id, datetime.now(timezone.utc))
+        return rec
+
+
+def require_admin(key: ApiKeyRecord) -> None:
+    if not key.admin:
+        raise PermissionDenied("This operation needs an admin-scoped API key.")

@@ -1,0 +1,133 @@
+"""Every RPC of the contract, read from the protos' descriptors.
+
+This is the single list of operations: the gRPC server, the REST gateway
+routes and the OpenAPI document are all built from it. Handlers register
+against a method's full name; a method without a handler answers
+UNIMPLEMENTED (gRPC) / 501 (REST).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from google.api import annotations_pb2, field_behavior_pb2, http_pb2
+from google.protobuf import descriptor, message, message_factory
+
+from levy.v1 import (
+    calculations_pb2,
+    customers_pb2,
+    filings_pb2,
+    options_pb2,
+    organization_pb2,
+    products_pb2,
+    reference_pb2,
+    transactions_pb2,
+)
+
+if TYPE_CHECKING:
+    from levy.app.context import CallContext
+
+SERVICE_MODULES = (
+    calculations_pb2,
+    transactions_pb2,
+    customers_pb2,
+    products_pb2,
+    reference_pb2,
+    organization_pb2,
+    filings_pb2,
+)
+
+Handler = Callable[[Any, "CallContext"], Awaitable[message.Message]]
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """One RPC with everything the transports need to serve it."""
+
+    full_name: str  # levy.v1.CustomerService.CreateCustomer
+    service: str  # levy.v1.CustomerService
+    name: str  # CreateCustomer
+    descriptor: descriptor.MethodDescriptor
+    request_cls: type[message.Message]
+    response_cls: type[message.Message]
+    http: http_pb2.HttpRule
+    policy: options_pb2.MethodPolicy
+
+    @property
+    def grpc_path(self) -> str:
+        return f"/{self.service}/{self.name}"
+
+    @property
+    def http_method(self) -> str:
+        return self.http.WhichOneof("pattern").upper()
+
+    @property
+    def http_path(self) -> str:
+        return getattr(self.http, self.http.WhichOneof("pattern"))
+
+    @property
+    def success_status(self) -> int:
+        return self.policy.success_status or 200
+
+
+@cache
+def services() -> tuple[descriptor.ServiceDescriptor, ...]:
+    return tuple(s for mod in SERVICE_MODULES for s in mod.DESCRIPTOR.services_by_name.values())
+
+
+@cache
+def methods() -> tuple[MethodInfo, ...]:
+    out = []
+    for svc in services():
+        for m in svc.methods:
+            opts = m.GetOptions()
+            out.append(
+                MethodInfo(
+                    full_name=m.full_name,
+                    service=svc.full_name,
+                    name=m.name,
+                    descriptor=m,
+                    request_cls=message_factory.GetMessageClass(m.input_type),
+                    response_cls=message_factory.GetMessageClass(m.output_type),
+                    http=opts.Extensions[annotations_pb2.http],
+                    policy=opts.Extensions[options_pb2.method_policy],
+                )
+            )
+    return tuple(out)
+
+
+@cache
+def method_by_name() -> dict[str, MethodInfo]:
+    return {m.full_name: m for m in methods()}
+
+
+def field_policy(field: descriptor.FieldDescriptor) -> options_pb2.FieldPolicy:
+    return field.GetOptions().Extensions[options_pb2.field_policy]
+
+
+def is_output_only(field: descriptor.FieldDescriptor) -> bool:
+    return field_behavior_pb2.OUTPUT_ONLY in field.GetOptions().Extensions[field_behavior_pb2.field_behavior]
+
+
+_HANDLERS: dict[str, Handler] = {}
+
+
+def handles(full_name: str) -> Callable[[Handler], Handler]:
+    """Register the handler of ``levy.v1.Service.Method``."""
+    if full_name not in method_by_name():
+        raise KeyError(f"no such RPC in the protos: {full_name}")
+
+    def register(fn: Handler) -> Handler:
+        if full_name in _HANDLERS:
+            raise KeyError(f"two handlers for {full_name}")
+        _HANDLERS[full_name] = fn
+        return fn
+
+    return register
+
+
+def handler_for(full_name: str) -> Handler | None:
+    return _HANDLERS.get(full_name)

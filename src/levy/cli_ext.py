@@ -1,0 +1,14 @@
+"""Subcommands contributed by areas beyond the foundation (rates, settings,
+registrations, certificates, filings, ...). Each area adds a ``register``
+call here so that ``levy --help`` lists it."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+
+def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add area subcommands to the ``levy`` parser."""
+    return None

@@ -1,0 +1,54 @@
+"""Configuration: command-line flags, then LEVY_* environment variables, then defaults."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+
+from levy.store.db import DEFAULT_DATABASE_URL
+
+
+@dataclass(frozen=True)
+class Config:
+    database_url: str = DEFAULT_DATABASE_URL
+    grpc_address: str = "127.0.0.1:50051"
+    http_address: str = "127.0.0.1:8080"
+    # Seconds in-flight requests get to finish after SIGTERM/SIGINT.
+    shutdown_grace_seconds: float = 10.0
+    # Seconds between NOT_SERVING (health, /healthz 503) and closing the listeners,
+    # so that load balancers stop sending traffic first.
+    shutdown_drain_seconds: float = 0.0
+    # How long an authenticated key is trusted without a database read.
+    auth_cache_seconds: float = 2.0
+    # Default request body limit (bytes) where a method declares none.
+    max_body_bytes: int = 1_048_576
+    db_pool_size: int = 10
+    # Serve gRPC server reflection (turn off in hardened deployments).
+    grpc_reflection: bool = True
+    log_level: str = "info"
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Config:
+        values: dict[str, object] = {}
+        for f in fields(cls):
+            env = os.environ.get("LEVY_" + f.name.upper())
+            if env is not None and env != "":
+                values[f.name] = _coerce(f.type, env)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def _coerce(type_name: object, raw: str) -> object:
+    t = str(type_name)
+    if t == "bool":
+        return raw.strip().lower() in {"1", "true", "yes", "on"}
+    if t == "int":
+        return int(raw)
+    if t == "float":
+        return float(raw)
+    return raw
+
+
+def split_address(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host.strip("[]") or "127.0.0.1", int(port)

@@ -1,0 +1,99 @@
+"""``levy serve``: the gRPC server and the REST gateway in one process.
+
+Shutdown (SIGTERM or SIGINT): health turns NOT_SERVING and ``/healthz`` 503,
+new requests are refused (503 / UNAVAILABLE), the listeners close after
+``shutdown_drain_seconds``, in-flight requests get ``shutdown_grace_seconds``
+to finish, then the process exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Iterator
+
+import uvicorn
+
+from levy.app.pipeline import Pipeline
+from levy.app.services import AppServices
+from levy.config import Config, split_address
+from levy.store import migrate
+from levy.transport.gateway import Gateway
+from levy.transport.grpc_server import GrpcServer
+
+log = logging.getLogger("levy.server")
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handling: this process owns the signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def load_handlers() -> None:
+    """Import every handler module so that each registers its RPCs."""
+    import levy.app.handlers  # noqa: F401
+
+
+async def serve(config: Config, *, ready: asyncio.Event | None = None) -> int:
+    services = AppServices.create(config)
+    await migrate.upgrade(services.engine)
+    load_handlers()
+    pipeline = Pipeline(services)
+    await _on_startup(services)
+
+    grpc_server = GrpcServer(pipeline, config)
+    grpc_port = await grpc_server.start(config.grpc_address)
+    gateway = Gateway(pipeline, config)
+    host, port = split_address(config.http_address)
+    web = _Uvicorn(
+        uvicorn.Config(
+            gateway,
+            host=host,
+            port=port,
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            http="httptools",
+            timeout_graceful_shutdown=int(config.shutdown_grace_seconds) or None,
+        )
+    )
+    web_task = asyncio.create_task(web.serve())
+    while not web.started:
+        if web_task.done():
+            await web_task
+            raise OSError(f"cannot listen for HTTP on {config.http_address}")
+        await asyncio.sleep(0.01)
+    log.info("levy serving gRPC on %s (port %d), HTTP on %s", config.grpc_address, grpc_port, config.http_address)
+    print(f"levy: serving gRPC on {config.grpc_address}, HTTP on {config.http_address}", flush=True)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        ready.set()
+    waiter = asyncio.create_task(stop.wait())
+    await asyncio.wait({waiter, web_task}, return_when=asyncio.FIRST_COMPLETED)
+
+    log.info("shutting down: draining for %.1fs, grace %.1fs", config.shutdown_drain_seconds, config.shutdown_grace_seconds)
+    gateway.shutting_down = True
+    await grpc_server.begin_shutdown()
+    if config.shutdown_drain_seconds > 0:
+        await asyncio.sleep(config.shutdown_drain_seconds)
+    web.should_exit = True
+    await asyncio.gather(grpc_server.stop(config.shutdown_grace_seconds), web_task, return_exceptions=True)
+    await services.close()
+    print("levy: stopped", flush=True)
+    return 0
+
+
+async def _on_startup(services: AppServices) -> None:
+    """Load in-memory data (catalogue, rate tables) before serving."""
+    from levy.app import startup
+
+    await startup.run(services)

@@ -1,0 +1,1 @@
+"""SQL store: SQLAlchemy 2 async (SQLite by default, PostgreSQL in production)."""

@@ -1,0 +1,1 @@
+"""Transports: thin adapters (gRPC servicers, REST gateway) over the application core."""

@@ -1,0 +1,309 @@
+"""JSON <-> protobuf for the REST gateway, driven by the message descriptors.
+
+Parsing (JSON -> message):
+- every error carries a JSON pointer; all errors of a body are reported at once;
+- unknown properties and read-only (``OUTPUT_ONLY``) properties are rejected;
+- wrong types are rejected (no silent coercion: ``"5"`` is not an integer);
+- ``null`` leaves a field unset; the key is still recorded as present, so an
+  update's field mask can tell "sent as null" from "omitted";
+- ``google.protobuf.Timestamp`` accepts RFC 3339 date-times (and plain dates,
+  read as midnight UTC);
+- items of a ``per_item_errors`` repeated field that cannot be parsed are
+  reported for that item and the request goes on.
+
+Rendering (message -> JSON):
+- field names are the proto names (the spec's snake_case);
+- a field with presence (proto3 ``optional``, message fields) that is unset is
+  ``null``, never missing; ``null_when_empty`` repeated fields render ``[]`` as ``null``;
+- timestamps are RFC 3339 in UTC with a ``Z``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime, timezone
+from functools import cache
+from typing import Any
+
+from google.protobuf import descriptor, json_format, message, struct_pb2, timestamp_pb2
+
+from levy.app.registry import field_policy, is_output_only
+from levy.domain.errors import ErrorItem, ValidationFailed
+
+FD = descriptor.FieldDescriptor
+_INT_TYPES = {FD.TYPE_INT32, FD.TYPE_INT64, FD.TYPE_SINT32, FD.TYPE_SINT64, FD.TYPE_UINT32, FD.TYPE_UINT64,
+              FD.TYPE_FIXED32, FD.TYPE_FIXED64, FD.TYPE_SFIXED32, FD.TYPE_SFIXED64}
+_INT_RANGE = {
+    FD.TYPE_INT32: (-(2**31), 2**31 - 1), FD.TYPE_SINT32: (-(2**31), 2**31 - 1), FD.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
+    FD.TYPE_UINT32: (0, 2**32 - 1), FD.TYPE_FIXED32: (0, 2**32 - 1),
+    FD.TYPE_INT64: (-(2**63), 2**63 - 1), FD.TYPE_SINT64: (-(2**63), 2**63 - 1), FD.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
+    FD.TYPE_UINT64: (0, 2**64 - 1), FD.TYPE_FIXED64: (0, 2**64 - 1),
+}
+_JSON_TYPE = {FD.TYPE_STRING: "a string", FD.TYPE_BOOL: "a boolean", FD.TYPE_DOUBLE: "a number", FD.TYPE_FLOAT: "a number"}
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class ParseResult:
+    __slots__ = ("errors", "item_errors", "present")
+
+    def __init__(self) -> None:
+        self.errors: list[ValidationFailed] = []
+        self.item_errors: dict[int, list[ErrorItem]] = {}
+        self.present: list[str] = []  # top-level keys present in the parsed object
+
+
+def parse_datetime(value: str) -> datetime | None:
+    try:
+        if len(value) == 10:
+            d = date.fromisoformat(value)
+            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt
+
+
+def parse_into(msg: message.Message, data: Any, pointer: str, result: ParseResult, *, top: bool = False,
+               exclude: frozenset[str] = frozenset()) -> None:
+    """Fill ``msg`` from the JSON value ``data``; problems go to ``result``."""
+    if not isinstance(data, dict):
+        result.errors.append(
+            ValidationFailed(f"Expected an object, got {_type_name(data)}.", pointer=pointer or "", input=data,
+                             type="model_type")
+        )
+        return
+    fields = msg.DESCRIPTOR.fields_by_name
+    for key, value in data.items():
+        ptr = f"{pointer}/{_escape(key)}"
+        f = fields.get(key)
+        if f is None or key in exclude:
+            result.errors.append(
+                ValidationFailed(f"Unknown property '{key}'.", pointer=ptr, input=value, type="extra_forbidden")
+            )
+            continue
+        if is_output_only(f):
+            result.errors.append(
+                ValidationFailed(f"'{key}' is read-only and cannot be set.", pointer=ptr, input=value,
+                                 type="read_only")
+            )
+            continue
+        if top:
+            result.present.append(key)
+        if value is None:
+            continue
+        if f.is_repeated:
+            _parse_repeated(msg, f, value, ptr, result)
+        elif f.type == FD.TYPE_MESSAGE:
+            _parse_message_field(msg, f, value, ptr, result)
+        else:
+            _parse_scalar(msg, f, value, ptr, result, setter=lambda v, m=msg, n=f.name: setattr(m, n, v))
+
+
+def _parse_repeated(msg: message.Message, f: FD, value: Any, ptr: str, result: ParseResult) -> None:
+    if not isinstance(value, list):
+        result.errors.append(
+            ValidationFailed(f"'{f.name}' must be an array, got {_type_name(value)}.", pointer=ptr, input=value,
+                             type="list_type")
+        )
+        return
+    container = getattr(msg, f.name)
+    per_item = field_policy(f).per_item_errors
+    max_items = field_policy(f).max_items
+    if max_items and len(value) > max_items:
+        result.errors.append(
+            ValidationFailed(f"'{f.name}' has {len(value)} items; the maximum is {max_items}.", pointer=ptr,
+                             type="too_long")
+        )
+        return
+    for i, item in enumerate(value):
+        iptr = f"{ptr}/{i}"
+        if f.type == FD.TYPE_MESSAGE:
+            sub = container.add()
+            if per_item:
+                sub_result = ParseResult()
+                _fill_message(sub, item, iptr, sub_result)
+                if sub_result.errors:
+                    result.item_errors[i] = [it for e in sub_result.errors for it in e.items]
+            else:
+                _fill_message(sub, item, iptr, result)
+        else:
+            _parse_scalar(msg, f, item, iptr, result, setter=container.append)
+
+
+def _fill_message(sub: message.Message, item: Any, ptr: str, result: ParseResult) -> None:
+    full = sub.DESCRIPTOR.full_name
+    if full in _SPECIAL:
+        _SPECIAL[full](sub, item, ptr, result)
+    else:
+        parse_into(sub, item, ptr, result)
+
+
+def _parse_message_field(msg: message.Message, f: FD, value: Any, ptr: str, result: ParseResult) -> None:
+    sub = getattr(msg, f.name)
+    _fill_message(sub, value, ptr, result)
+    if not sub.ListFields() and f.message_type.full_name not in _SPECIAL:
+        sub.SetInParent()  # `{}` is present, not null
+
+
+def _timestamp(sub: message.Message, value: Any, ptr: str, result: ParseResult) -> None:
+    dt = parse_datetime(value) if isinstance(value, str) else None
+    if dt is None:
+        result.errors.append(
+            ValidationFailed(
+                f"Expected an ISO 8601 date-time such as '2026-01-31T12:00:00Z', got {value!r}.",
+                pointer=ptr, input=value, type="datetime_parsing",
+            )
+        )
+        return
+    assert isinstance(sub, timestamp_pb2.Timestamp)
+    sub.FromDatetime(dt.astimezone(timezone.utc))
+
+
+def _struct(sub: message.Message, value: Any, ptr: str, result: ParseResult) -> None:
+    if not isinstance(value, dict):
+        result.errors.append(ValidationFailed("Expected an object.", pointer=ptr, input=value, type="dict_type"))
+        return
+    assert isinstance(sub, struct_pb2.Struct)
+    sub.update(value)
+
+
+_SPECIAL: dict[str, Callable[[message.Message, Any, str, ParseResult], None]] = {
+    "google.protobuf.Timestamp": _timestamp,
+    "google.protobuf.Struct": _struct,
+}
+
+
+def _parse_scalar(msg: message.Message, f: FD, value: Any, ptr: str, result: ParseResult,
+                  setter: Callable[[Any], None]) -> None:
+    t = f.type
+    ok = False
+    expected = "a valid value"
+    if t == FD.TYPE_STRING:
+        ok = isinstance(value, str)
+    elif t == FD.TYPE_BOOL:
+        ok = isinstance(value, bool)
+    elif t in _INT_TYPES:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok:
+            lo, hi = _INT_RANGE[t]
+            if not lo <= value <= hi:
+                result.errors.append(
+                    ValidationFailed(f"'{f.name}' is out of range.", pointer=ptr, input=value, type="int_range")
+                )
+                return
+        expected = "an integer"
+    elif t in (FD.TYPE_DOUBLE, FD.TYPE_FLOAT):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif t == FD.TYPE_ENUM:
+        ok = isinstance(value, str) and value in f.enum_type.values_by_name
+        expected = "one of " + ", ".join(f.enum_type.values_by_name)
+    if not ok:
+        exp = _JSON_TYPE.get(t) or (expected if t in _INT_TYPES or t == FD.TYPE_ENUM else "a valid value")
+        result.errors.append(
+            ValidationFailed(f"'{f.name}' must be {exp}, got {_type_name(value)}.", pointer=ptr, input=value,
+                             type=_pydantic_type(t))
+        )
+        return
+    if t == FD.TYPE_ENUM:
+        value = f.enum_type.values_by_name[value].number
+    setter(value)
+
+
+def _pydantic_type(t: int) -> str:
+    return {FD.TYPE_STRING: "string_type", FD.TYPE_BOOL: "bool_type", FD.TYPE_DOUBLE: "float_type",
+            FD.TYPE_FLOAT: "float_type"}.get(t, "int_type" if t in _INT_TYPES else "value_error")
+
+
+def parse_query_value(f: FD, raw: str, name: str) -> Any:
+    """A query-string value for a scalar request field."""
+    t = f.type
+    if t == FD.TYPE_STRING:
+        return raw
+    if t in _INT_TYPES:
+        try:
+            return int(raw)
+        except ValueError:
+            raise ValidationFailed(f"Query parameter '{name}' must be an integer, got {raw!r}.", parameter=name,
+                                   input=raw, type="int_parsing") from None
+    if t == FD.TYPE_BOOL:
+        if raw in ("true", "false"):
+            return raw == "true"
+        raise ValidationFailed(f"Query parameter '{name}' must be 'true' or 'false'.", parameter=name, input=raw,
+                               type="bool_parsing")
+    raise ValidationFailed(f"Query parameter '{name}' is not supported.", parameter=name)  # pragma: no cover
+
+
+# ---------------------------------------------------------------- rendering
+
+
+@cache
+def _render_plan(desc: descriptor.Descriptor) -> tuple[tuple[str, int, bool, bool, bool, str | None], ...]:
+    plan = []
+    for f in desc.fields:
+        special = f.message_type.full_name if f.type == FD.TYPE_MESSAGE else None
+        plan.append((
+            f.name,
+            f.type,
+            f.is_repeated,
+            f.has_presence,
+            field_policy(f).null_when_empty,
+            special,
+        ))
+    return tuple(plan)
+
+
+def format_timestamp(ts: timestamp_pb2.Timestamp) -> str:
+    dt = datetime.fromtimestamp(ts.seconds, tz=timezone.utc)
+    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    if ts.nanos:
+        return f"{base}.{ts.nanos // 1000:06d}Z"
+    return base + "Z"
+
+
+def to_json(msg: message.Message) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, t, repeated, presence, null_when_empty, special in _render_plan(msg.DESCRIPTOR):
+        if repeated:
+            values = getattr(msg, name)
+            if not values and null_when_empty:
+                out[name] = None
+            elif t == FD.TYPE_MESSAGE:
+                out[name] = [_render_value(v, special) for v in values]
+            else:
+                out[name] = list(values)
+        elif presence and not msg.HasField(name):
+            out[name] = None
+        elif t == FD.TYPE_MESSAGE:
+            out[name] = _render_value(getattr(msg, name), special)
+        else:
+            out[name] = getattr(msg, name)
+    return out
+
+
+def _render_value(v: message.Message, special: str | None) -> Any:
+    if special == "google.protobuf.Timestamp":
+        return format_timestamp(v)  # type: ignore[arg-type]
+    if special == "google.protobuf.Struct":
+        return json_format.MessageToDict(v)
+    return to_json(v)

@@ -1,0 +1,117 @@
+"""Domain errors mapped once, for each transport.
+
+gRPC: ``google.rpc.Status`` with ``ErrorInfo`` (reason = the spec's error
+code), ``BadRequest`` field violations (field = JSON pointer), ``RetryInfo``
+on 429, and ``levy.v1.ErrorBody`` carrying the exact JSON:API error objects.
+
+REST: the spec's JSON:API body ``{"errors": [...]}`` with the item's HTTP
+status, or, for methods whose policy says so, the calculation endpoint's shape
+(422 ``{"detail": [{type, loc, msg, input}]}``, 429 ``{"detail": "..."}``,
+500 a plain string).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import orjson
+from google.protobuf import any_pb2, duration_pb2, struct_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+
+from levy.domain.errors import ErrorItem, LevyError, RateLimited
+from levy.v1 import errors_pb2, options_pb2
+
+ERROR_DOMAIN = "levy.dev"
+
+
+def item_to_json(item: ErrorItem) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "status": str(item.status),
+        "code": item.code,
+        "title": item.title,
+        "detail": item.detail,
+    }
+    if item.pointer is not None or item.parameter is not None:
+        src: dict[str, Any] = {"pointer": item.pointer}
+        if item.parameter is not None:
+            src["parameter"] = item.parameter
+        out["source"] = src
+    out["meta"] = item.meta
+    return out
+
+
+def _loc(item: ErrorItem) -> list[Any]:
+    if item.parameter is not None:
+        return ["query", item.parameter] if item.parameter[0].islower() else ["header", item.parameter]
+    if item.pointer is None:
+        return ["body"]
+    parts: list[Any] = ["body"]
+    for p in item.pointer.split("/")[1:]:
+        p = p.replace("~1", "/").replace("~0", "~")
+        parts.append(int(p) if p.isdigit() else p)
+    return parts
+
+
+def http_body(err: LevyError, style: int) -> tuple[int, bytes, str]:
+    """(status, body, content type) of an error for the JSON gateway."""
+    status = err.status
+    if style == options_pb2.ERROR_STYLE_CALCULATION and status in (422, 429, 500):
+        if status == 422:
+            detail = [
+                {"type": it.type or "value_error", "loc": _loc(it), "msg": it.detail, "input": _jsonable(it.input)}
+                for it in err.items
+            ]
+            return status, orjson.dumps({"detail": detail}), "application/json"
+        if status == 429:
+            return status, orjson.dumps({"detail": err.detail}), "application/json"
+        return status, err.detail.encode("utf-8"), "text/plain; charset=utf-8"
+    body = {"errors": [item_to_json(it) for it in err.items]}
+    return status, orjson.dumps(body, default=str), "application/json"
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        orjson.dumps(value)
+        return value
+    except TypeError:
+        return str(value)
+
+
+def to_rpc_status(err: LevyError) -> status_pb2.Status:
+    first = err.first
+    code = getattr(code_pb2, err.grpc_code)
+    details = []
+    info = error_details_pb2.ErrorInfo(reason=first.code, domain=ERROR_DOMAIN, metadata={"http_status": str(first.status)})
+    details.append(info)
+    violations = [
+        error_details_pb2.BadRequest.FieldViolation(field=it.pointer or it.parameter or "", description=it.detail)
+        for it in err.items
+        if it.pointer is not None or it.parameter is not None
+    ]
+    if violations:
+        details.append(error_details_pb2.BadRequest(field_violations=violations))
+    if isinstance(err, RateLimited):
+        details.append(error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=err.retry_after)))
+    body = errors_pb2.ErrorBody()
+    for it in err.items:
+        obj = body.errors.add(status=str(it.status), code=it.code, title=it.title, detail=it.detail, type=it.type or "")
+        if it.pointer is not None:
+            obj.source.pointer = it.pointer
+        if it.parameter is not None:
+            obj.source.parameter = it.parameter
+        if it.meta is not None:
+            s = struct_pb2.Struct()
+            s.update(orjson.loads(orjson.dumps(it.meta, default=str)))
+            obj.meta.CopyFrom(s)
+    details.append(body)
+    packed = []
+    for d in details:
+        a = any_pb2.Any()
+        a.Pack(d)
+        packed.append(a)
+    return status_pb2.Status(code=code, message=err.detail, details=packed)
+
+
+def grpc_status_code(err: LevyError) -> grpc.StatusCode:
+    return grpc.StatusCode[err.grpc_code]

@@ -1,0 +1,307 @@
+"""The REST gateway: the spec's JSON interface over the same application core.
+
+Routes come from the ``google.api.http`` annotations of the services'
+descriptors (path templates, body mapping, query parameters); the success
+status and error body style come from ``levy.v1.method_policy``. The gateway
+translates JSON to the request message, calls the pipeline the gRPC servicers
+call, and translates the response or error. No business logic lives here.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+import orjson
+from google.protobuf import descriptor, message
+
+from levy.app.pipeline import Pipeline
+from levy.app.registry import MethodInfo, methods
+from levy.config import Config
+from levy.domain.errors import (
+    InternalError,
+    LevyError,
+    MethodNotAllowed,
+    NotFound,
+    RequestTooLarge,
+    Unavailable,
+    ValidationFailed,
+)
+from levy.domain.ids import new_ulid
+from levy.domain.versioning import CURRENT
+from levy.transport import codec
+from levy.transport.errors import http_body
+
+log = logging.getLogger("levy.gateway")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+FD = descriptor.FieldDescriptor
+
+_VAR = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class Route:
+    method: MethodInfo
+    http_method: str
+    template: str
+    regex: re.Pattern[str] | None  # None for a literal path
+    path_fields: frozenset[str]
+    body: str  # "" (no body), "*" or a field name
+    query_fields: dict[str, FD]
+    literal_segments: int
+
+
+def build_routes() -> list[Route]:
+    routes = []
+    for m in methods():
+        template = m.http_path
+        path_fields = frozenset(_VAR.findall(template))
+        regex = None
+        if path_fields:
+            pattern = "^" + _VAR.sub(lambda mo: f"(?P<{mo.group(1)}>[^/]+)", re.escape(template).replace(r"\{", "{").replace(r"\}", "}")) + "$"
+            regex = re.compile(pattern)
+        body = m.http.body
+        query_fields: dict[str, FD] = {}
+        if not body:
+            for f in m.request_cls.DESCRIPTOR.fields:
+                if f.name not in path_fields and f.type != FD.TYPE_MESSAGE and not f.is_repeated:
+                    query_fields[f.name] = f
+        routes.append(
+            Route(
+                method=m,
+                http_method=m.http_method,
+                template=template,
+                regex=regex,
+                path_fields=path_fields,
+                body=body,
+                query_fields=query_fields,
+                literal_segments=sum(1 for s in template.split("/") if s and not s.startswith("{")),
+            )
+        )
+    return routes
+
+
+class Router:
+    def __init__(self, routes: list[Route]) -> None:
+        self.literal: dict[str, dict[str, Route]] = {}
+        self.templated: list[Route] = []
+        for r in routes:
+            if r.regex is None:
+                self.literal.setdefault(r.template, {})[r.http_method] = r
+            else:
+                self.templated.append(r)
+        # Most literal segments first: /customers/batch before /customers/{customer_id}.
+        self.templated.sort(key=lambda r: -r.literal_segments)
+
+    def match(self, http_method: str, path: str) -> tuple[Route, dict[str, str]]:
+        allowed: set[str] = set()
+        by_method = self.literal.get(path)
+        if by_method:
+            r = by_method.get(http_method)
+            if r is not None:
+                return r, {}
+            allowed.update(by_method)
+        for r in self.templated:
+            mo = r.regex.match(path)  # type: ignore[union-attr]
+            if mo is None:
+                continue
+            if r.http_method == http_method and not allowed:
+                return r, {k: unquote(v) for k, v in mo.groupdict().items()}
+            allowed.add(r.http_method)
+        if allowed:
+            raise MethodNotAllowed(
+                f"{http_method} is not allowed on {path}; allowed: {', '.join(sorted(allowed))}.",
+                meta={"allow": sorted(allowed)},
+            )
+        raise NotFound(f"No route for {path}.")
+
+
+class Gateway:
+    """The ASGI application."""
+
+    def __init__(self, pipeline: Pipeline, config: Config) -> None:
+        self.pipeline = pipeline
+        self.config = config
+        self.router = Router(build_routes())
+        self.shutting_down = False
+        self.extra_routes: dict[str, Callable[[Scope], Awaitable[tuple[int, bytes, str]]]] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self._http(scope, receive, send)
+        elif scope["type"] == "lifespan":  # pragma: no cover - uvicorn runs with lifespan off
+            while True:
+                msg = await receive()
+                if msg["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif msg["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope["path"]
+        http_method: str = scope["method"]
+        request_id = "req_" + new_ulid()
+        if path == "/healthz" and http_method in ("GET", "HEAD"):
+            status = 503 if self.shutting_down else 200
+            body = orjson.dumps({"status": "shutting_down" if self.shutting_down else "serving"})
+            hdrs = [(b"x-request-id", request_id.encode())]
+            if self.shutting_down:
+                hdrs.append((b"connection", b"close"))
+            await _respond(send, status, body, "application/json", hdrs)
+            return
+        extra = self.extra_routes.get(path)
+        if extra is not None and http_method == "GET":
+            status, body, ctype = await extra(scope)
+            await _respond(send, status, body, ctype, [(b"x-request-id", request_id.encode())])
+            return
+
+        ctx = self.pipeline.context(request_id=request_id, transport="rest")
+        style = 0
+        extra_headers: list[tuple[bytes, bytes]] = []
+        try:
+            route, path_params = self.router.match(http_method, path)
+            m = route.method
+            style = m.policy.error_style
+            headers = _headers(scope)
+            ctx.api_key = headers.get("x-api-key")
+            if ctx.api_key is None:
+                auth = headers.get("authorization")
+                if auth and auth[:7].lower() == "bearer ":
+                    ctx.api_key = auth[7:].strip()
+            ctx.service_version_header = headers.get("service-version")
+            ctx.include_unregistered = headers.get("x-include-unregistered", "").strip().lower() == "true"
+            ctx.idempotency_key = headers.get("idempotency-key")
+            if self.shutting_down:
+                raise Unavailable("The server is shutting down; retry on another replica.")
+            declared = headers.get("content-length")
+            if route.body and declared and declared.isdigit():
+                _check_size(int(declared), m.policy.max_body_bytes or self.config.max_body_bytes)
+            await self.pipeline.admit(m, ctx)
+            request = m.request_cls()
+            if route.body:
+                limit = m.policy.max_body_bytes or self.config.max_body_bytes
+                raw = await _read_body(receive, limit, headers.get("content-length"))
+                ctx.body_fingerprint = raw
+                _parse_body(route, request, raw, ctx)
+            _bind_query(route, request, scope.get("query_string", b""))
+            for name, value in path_params.items():
+                setattr(request, name, value)
+            response = await self.pipeline.run(m, request, ctx)
+            status, body, ctype = _render(m, response)
+        except LevyError as e:
+            if isinstance(e, MethodNotAllowed) and e.first.meta:
+                extra_headers.append((b"allow", ", ".join(e.first.meta["allow"]).encode()))
+            status, body, ctype = http_body(e, style)
+        except Exception:
+            log.exception("unexpected error on %s %s (request id %s)", http_method, path, request_id)
+            status, body, ctype = http_body(InternalError(f"An unexpected error occurred. Request id: {request_id}."), style)
+        extra_headers.append((b"x-request-id", request_id.encode()))
+        extra_headers.append((b"service-version", (str(ctx.version) if ctx.version else CURRENT).encode()))
+        for k, v in ctx.response_headers.items():
+            extra_headers.append((k.encode(), v.encode()))
+        if self.shutting_down:
+            extra_headers.append((b"connection", b"close"))
+        await _respond(send, status, body, ctype, extra_headers)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+def _check_size(declared: int, limit: int) -> None:
+    if declared > limit:
+        raise RequestTooLarge(
+            f"The request body is {declared} bytes; the maximum is {limit} bytes. "
+            "Split the request into smaller requests.",
+            meta={"size": declared, "max_size": limit},
+        )
+
+
+async def _read_body(receive: Receive, limit: int, content_length: str | None) -> bytes:
+    """The request body, refusing (413) before parsing anything over ``limit``
+    (by Content-Length when sent, and by counting while reading)."""
+    if content_length is not None and content_length.isdigit():
+        _check_size(int(content_length), limit)
+    chunks = []
+    size = 0
+    while True:
+        msg = await receive()
+        if msg["type"] == "http.disconnect":
+            raise ValidationFailed("The client closed the connection before the body was complete.")
+        chunk = msg.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise RequestTooLarge(
+                f"The request body is over {limit} bytes (at least {size} bytes were sent); the maximum is "
+                f"{limit} bytes. Split the request into smaller requests.",
+                meta={"size": size, "max_size": limit},
+            )
+        chunks.append(chunk)
+        if not msg.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+def _parse_body(route: Route, request: message.Message, raw: bytes, ctx: Any) -> None:
+    if raw.strip():
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            raise ValidationFailed(f"The request body is not valid JSON: {e}.", pointer="", type="json_invalid") from None
+    else:
+        data = {}
+    result = codec.ParseResult()
+    if route.body == "*":
+        codec.parse_into(request, data, "", result, top=True, exclude=route.path_fields)
+    else:
+        target = getattr(request, route.body)
+        codec.parse_into(target, data, "", result, top=True)
+        target.SetInParent()
+        if "update_mask" in request.DESCRIPTOR.fields_by_name:
+            request.update_mask.paths.extend(result.present)  # type: ignore[attr-defined]
+    if result.errors:
+        raise ValidationFailed.many(result.errors)
+    ctx.item_errors = result.item_errors
+
+
+def _bind_query(route: Route, request: message.Message, query_string: bytes) -> None:
+    if not query_string:
+        return
+    errors = []
+    for name, raw in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True):
+        f = route.query_fields.get(name)
+        if f is None:
+            errors.append(ValidationFailed(f"Unknown query parameter '{name}'.", parameter=name, type="extra_forbidden"))
+            continue
+        try:
+            setattr(request, name, codec.parse_query_value(f, raw, name))
+        except ValidationFailed as e:
+            errors.append(e)
+    if errors:
+        raise ValidationFailed.many(errors)
+
+
+def _render(m: MethodInfo, response: message.Message) -> tuple[int, bytes, str]:
+    status = m.success_status
+    if status == 204:
+        return 204, b"", ""
+    if response.DESCRIPTOR.full_name == "google.api.HttpBody":
+        return status, response.data, response.content_type  # type: ignore[attr-defined]
+    return status, orjson.dumps(codec.to_json(response)), "application/json"
+
+
+async def _respond(send: Send, status: int, body: bytes, ctype: str, headers: list[tuple[bytes, bytes]]) -> None:
+    hdrs = list(headers)
+    if ctype:
+        hdrs.append((b"content-type", ctype.encode()))
+    hdrs.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": hdrs})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,147 @@
+"""The gRPC adapter: every RPC of the registry, served by ``grpc.aio``.
+
+Each method is a thin behaviour: read metadata into a CallContext, call the
+pipeline, and map a domain error once to a rich ``google.rpc.Status``. The
+server also runs the standard health service and (unless turned off) server
+reflection.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from levy.app.pipeline import Pipeline
+from levy.app.registry import MethodInfo, methods, services
+from levy.config import Config
+from levy.domain.errors import InternalError, LevyError, RequestTooLarge
+from levy.domain.ids import new_ulid
+from levy.transport.errors import to_rpc_status
+
+log = logging.getLogger("levy.grpc")
+
+# The largest request any method accepts (the batch upsert's 5 MB) plus room.
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+
+class _Status(grpc.Status):  # type: ignore[misc]
+    def __init__(self, code: grpc.StatusCode, details: str, trailing_metadata: Sequence[tuple[str, Any]]) -> None:
+        self.code = code
+        self.details = details
+        self.trailing_metadata = tuple(trailing_metadata)
+
+
+def _code(number: int) -> grpc.StatusCode:
+    for c in grpc.StatusCode:
+        if c.value[0] == number:
+            return c
+    return grpc.StatusCode.UNKNOWN  # pragma: no cover
+
+
+def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: ignore[no-untyped-def]
+    limit = m.policy.max_body_bytes or config.max_body_bytes
+
+    async def behavior(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        ctx = pipeline.context(request_id="req_" + new_ulid(), transport="grpc")
+        for key, value in context.invocation_metadata() or ():
+            if key == "x-api-key":
+                ctx.api_key = value
+            elif key == "authorization":
+                if value[:7].lower() == "bearer ":
+                    ctx.api_key = value[7:].strip()
+            elif key == "service-version":
+                ctx.service_version_header = value
+            elif key == "x-include-unregistered":
+                ctx.include_unregistered = value.strip().lower() == "true"
+            elif key == "idempotency-key":
+                ctx.idempotency_key = value
+        try:
+            size = request.ByteSize()
+            if size > limit:
+                raise RequestTooLarge(
+                    f"The request is {size} bytes; the maximum is {limit} bytes. Split it into smaller requests."
+                )
+            response = await pipeline.invoke(m, request, ctx)
+        except LevyError as e:
+            err: LevyError = e
+        except Exception:
+            log.exception("unexpected error in %s (request id %s)", m.full_name, ctx.request_id)
+            err = InternalError(f"An unexpected error occurred. Request id: {ctx.request_id}.")
+        else:
+            context.set_trailing_metadata(_trailers(ctx))
+            return response
+        status = to_rpc_status(err)
+        trailers = [("grpc-status-details-bin", status.SerializeToString()), *_trailers(ctx)]
+        await context.abort_with_status(_Status(_code(status.code), status.message, trailers))
+
+    return behavior
+
+
+def _trailers(ctx: Any) -> list[tuple[str, str]]:
+    out = [("x-request-id", ctx.request_id), ("service-version", str(ctx.version) if ctx.version else _latest())]
+    out.extend(ctx.response_headers.items())
+    return out
+
+
+def _latest() -> str:
+    from levy.domain.versioning import CURRENT
+
+    return CURRENT
+
+
+def generic_handlers(pipeline: Pipeline, config: Config) -> list[grpc.GenericRpcHandler]:
+    by_service: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
+    for m in methods():
+        by_service.setdefault(m.service, {})[m.name] = grpc.unary_unary_rpc_method_handler(
+            _make_behavior(pipeline, m, config),
+            request_deserializer=m.request_cls.FromString,
+            response_serializer=m.response_cls.SerializeToString,
+        )
+    return [grpc.method_handlers_generic_handler(name, hs) for name, hs in by_service.items()]
+
+
+class GrpcServer:
+    """The aio server with health and reflection; knows how to drain."""
+
+    def __init__(self, pipeline: Pipeline, config: Config) -> None:
+        self.config = config
+        self.server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.so_reuseport", 1),
+            ]
+        )
+        self.server.add_generic_rpc_handlers(generic_handlers(pipeline, config))
+        self.health = HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self.service_names = [s.full_name for s in services()]
+        if config.grpc_reflection:
+            reflection.enable_server_reflection(
+                [*self.service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
+                self.server,
+            )
+        self.port = 0
+
+    async def start(self, address: str) -> int:
+        self.port = self.server.add_insecure_port(address)
+        if not self.port:
+            raise OSError(f"cannot listen for gRPC on {address}")
+        await self.server.start()
+        for name in ["", *self.service_names]:
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        return self.port
+
+    async def begin_shutdown(self) -> None:
+        """Health turns NOT_SERVING (for load balancers) before the drain."""
+        await self.health.enter_graceful_shutdown()
+
+    async def stop(self, grace: float) -> None:
+        """Refuse new RPCs; in-flight ones get ``grace`` seconds to finish."""
+        await self.server.stop(grace)

@@ -1,0 +1,19 @@
+from levy.domain import ids
+from levy.domain.keys import display_prefix, hash_secret, hashes_match, is_well_formed, new_secret
+
+
+def test_ids_are_prefixed_unique_and_time_ordered() -> None:
+    values = [ids.new_id("cust") for _ in range(5000)]
+    assert len(set(values)) == 5000
+    assert values == sorted(values)
+    assert all(ids.has_prefix(v, "cust") for v in values)
+    assert ids.new_ulid(now_ms=1_000) < ids.new_ulid(now_ms=2_000_000_000_000)
+
+
+def test_secrets_have_256_bits_and_only_hashes_compare() -> None:
+    s = new_secret()
+    assert is_well_formed(s) and len(s) == len("levy_sk_") + 43
+    assert not is_well_formed(s[:-1]) and not is_well_formed("sk_" + s)
+    assert hashes_match(hash_secret(s), s)
+    assert not hashes_match(hash_secret(s), new_secret())
+    assert display_prefix(s) == s[:12] and len({new_secret() for _ in range(1000)}) == 1000
