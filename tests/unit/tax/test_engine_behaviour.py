@@ -276,3 +276,16 @@ def test_unknown_state(rates, rules):
     with pytest.raises(ValidationFailed) as e:
         calc(rates, rules, [LineInput("x", Decimal(1), 100, address=Address(state="XX"), pointer="/line_items/0")])
     assert e.value.first.pointer == "/line_items/0/customer/address/state"
+
+
+def test_three_line_calculation_is_well_under_a_millisecond(rates, rules):
+    import time
+
+    lines = [mkline("a", state="CA"), mkline("b", state="NY", cat="CLOTHING.APPAREL.SHIRTS"), mkline("c", cat="SOFTWARE.SAAS.CRM")]
+    inp = CalculationInput(lines=tuple(lines), transaction_date=D, discount_amount=100)
+    calculate(inp, rates, rules, REG_ALL)
+    n = 300
+    start = time.perf_counter()
+    for _ in range(n):
+        calculate(inp, rates, rules, REG_ALL)
+    assert (time.perf_counter() - start) / n < 0.001
