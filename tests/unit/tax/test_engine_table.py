@@ -44,6 +44,10 @@ CASES = [
     ("IA SaaS", "IA", "SOFTWARE.SAAS.CRM", (), "1", 10000, None, 600, "SaaS taxable"),
     ("IA SaaS B2B", "IA", "SOFTWARE.SAAS.CRM", ("_B2B",), "1", 10000, None, 0, "commercial"),
     ("CA SaaS", "CA", "SOFTWARE.SAAS.CRM", (), "1", 10000, None, 0, "SaaS not taxable"),
+    ("VT SaaS 2026", "VT", "SOFTWARE.SAAS.CRM", (), "1", 10000, None, 600, "SaaS taxable"),  # 6%
+    ("VT SaaS 2024-01", "VT", "SOFTWARE.SAAS.CRM", (), "1", 10000, date(2024, 1, 1), 0, "before 2024-07-01"),
+    ("AR grocery 2025 0.125%", "AR", "FOOD.GROCERY.PRODUCE", (), "1", 10000, date(2025, 6, 1), 13, "0.125%"),  # 12.5 -> 13
+    ("AR grocery 2026 exempt", "AR", "FOOD.GROCERY.PRODUCE", (), "1", 10000, None, 0, "exempt from state"),
     ("WA SaaS", "WA", "SOFTWARE.SAAS.CRM", (), "1", 10000, None, 650, "SaaS taxable"),
     ("CA downloaded software", "CA", "SOFTWARE.DOWNLOADED.APPS", (), "1", 10000, None, 0, "Downloaded software exempt"),
     ("CA software on media", "CA", "SOFTWARE.PHYSICAL.APPS", (), "1", 10000, None, 725, "physical media"),
