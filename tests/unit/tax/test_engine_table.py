@@ -75,6 +75,8 @@ CASES = [
     # Shipping and services.
     ("FL shipping exempt", "FL", "SHIPPING.DELIVERY.STANDARD", (), "1", 1000, None, 0, "shipping exempt"),
     ("FL mandatory shipping", "FL", "SHIPPING.DELIVERY.STANDARD", ("_MANDATORY",), "1", 1000, None, 60, "Mandatory"),
+    ("MI shipping 2026 exempt", "MI", "SHIPPING.DELIVERY.STANDARD", (), "1", 1000, None, 0, "shipping exempt"),
+    ("MI shipping 2022 taxable", "MI", "SHIPPING.DELIVERY.STANDARD", (), "1", 1000, date(2022, 6, 1), 60, "before 2023"),
     ("NY shipping taxable", "NY", "SHIPPING.DELIVERY.STANDARD", (), "1", 1000, None, 40, "Shipping"),
     ("HI professional", "HI", "SERVICES.PROFESSIONAL.LEGAL", (), "1", 10000, None, 400, "gross receipts"),
     ("TX professional", "TX", "SERVICES.PROFESSIONAL.LEGAL", (), "1", 10000, None, 0, "not taxable"),
