@@ -165,3 +165,47 @@ def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]
                 break
     _raise(errors, source)
     return rows
+
+
+STATE_FIPS = {
+    "01": "AL", "02": "AK", "04": "AZ", "05": "AR", "06": "CA", "08": "CO", "09": "CT", "10": "DE", "11": "DC",
+    "12": "FL", "13": "GA", "15": "HI", "16": "ID", "17": "IL", "18": "IN", "19": "IA", "20": "KS", "21": "KY",
+    "22": "LA", "23": "ME", "24": "MD", "25": "MA", "26": "MI", "27": "MN", "28": "MS", "29": "MO", "30": "MT",
+    "31": "NE", "32": "NV", "33": "NH", "34": "NJ", "35": "NM", "36": "NY", "37": "NC", "38": "ND", "39": "OH",
+    "40": "OK", "41": "OR", "42": "PA", "44": "RI", "45": "SC", "46": "SD", "47": "TN", "48": "TX", "49": "UT",
+    "50": "VT", "51": "VA", "53": "WA", "54": "WV", "55": "WI", "56": "WY", "72": "PR",
+}
+
+
+def _covers(start: date, end: date | None, on: date) -> bool:
+    return start <= on and (end is None or on <= end)
+
+
+def sst_zip_rows(rates: Iterable[SstRate], boundaries: Iterable[SstBoundary], on: date, source: str):  # type: ignore[no-untyped-def]
+    """Per-ZIP rows (for :class:`RateTable`) from SST rates and 5-digit ZIP boundaries in force on ``on``.
+
+    County, city (place) and special-district general intrastate rates are summed per ZIP; the state rate comes
+    from the built-in data (the SST state row is not used). A ZIP range is expanded to each ZIP in it. Rows are
+    in force from ``on`` with no end (a later import supersedes them).
+    """
+    from levy.domain.tax.rates import ZipRateRow
+
+    index: dict[tuple[str, str, str], Decimal] = {}
+    for r in rates:
+        if _covers(r.effective_from, r.effective_to, on):
+            index[(r.state_fips, r.type, r.jurisdiction_fips)] = r.general_intrastate
+    out = []
+    zero = Decimal(0)
+    for b in boundaries:
+        if b.record_type != "z" or not _covers(b.effective_from, b.effective_to, on):
+            continue
+        state = STATE_FIPS.get(b.state_fips)
+        if state is None:
+            continue
+        county = index.get((b.state_fips, "county", b.county_fips or ""), zero) if b.county_fips else zero
+        city = index.get((b.state_fips, "city", b.place_fips or ""), zero) if b.place_fips else zero
+        special = sum((index.get((b.state_fips, "special", code), zero) for code, _ in b.specials), zero)
+        region = f"FIPS {b.state_fips}{b.county_fips or ''}"
+        for z in range(int(b.zip_low), int(b.zip_high) + 1):
+            out.append(ZipRateRow(state, f"{z:05d}", region, zero, county, city, special, on, None, source, b.line))
+    return out

@@ -157,3 +157,32 @@ def test_sst_bad_rows():
     with pytest.raises(ValidationFailed) as e:
         parse_sst_rates(["27,99,1,0.01,0.01,0,0,20200101,29991231\n", "27,01,1,0.01,0.01,0,0,2020,29991231\n"], "X.csv")
     assert [i.detail.split(":")[1] for i in e.value.items] == ["1", "2"]
+
+
+@needs_sst
+def test_sst_rates_and_boundaries_feed_the_rate_table(rules):
+    from levy.rates.sst import sst_zip_rows
+
+    with open(f"{SST_DIR}/MNR2026Q2FEB18.csv", encoding="utf-8") as f:
+        rates_rows = parse_sst_rates(f, "MNR2026Q2FEB18.csv")
+    with open(f"{SST_DIR}/MNB2026Q2FEB18-sample.csv", encoding="utf-8") as f:
+        bounds = parse_sst_boundaries(f, "MNB2026Q2FEB18-sample.csv")
+    on = date(2019, 1, 15)  # the sample's boundary records are from 2016-2019
+    zrows = sst_zip_rows(rates_rows, bounds, on, "MNB+MNR")
+    assert zrows and all(r.state == "MN" for r in zrows)
+    # Expected figure from the rate file, by hand: Minneapolis 55401 = Hennepin county (053) + city 43000 + district 80004
+    def rate(jt, fips):
+        for r in rates_rows:
+            if r.type == jt and r.jurisdiction_fips == fips and r.effective_from <= on and (r.effective_to is None or on <= r.effective_to):
+                return r.general_intrastate
+        return Decimal(0)
+
+    # MNR lines: 27,00,053,0.0015,... ; 27,01,43000,0.0050,... ; 27,63,80004,0.0050,...  -> 0.15% + 0.5% + 0.5%
+    assert (rate("county", "053"), rate("city", "43000"), rate("special", "80004")) == (
+        Decimal("0.0015"), Decimal("0.0050"), Decimal("0.0050"))
+    row = [r for r in zrows if r.zip5 == "55401"][0]
+    assert (row.county_rate, row.city_rate, row.special_rate) == (Decimal("0.0015"), Decimal("0.0050"), Decimal("0.0050"))
+    table = RateTable.build(load_states(), zrows, zip_directory())
+    res = calculate(CalculationInput(lines=(mkline(state="MN", zip="55401"),), transaction_date=on), table, rules, REG_ALL)
+    # 100.00 x (6.875% state -> 687.5 -> 688) + 15 + 50 + 50
+    assert res.tax_amount == 688 + 15 + 50 + 50
