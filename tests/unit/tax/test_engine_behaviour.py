@@ -289,3 +289,19 @@ def test_three_line_calculation_is_well_under_a_millisecond(rates, rules):
     for _ in range(n):
         calculate(inp, rates, rules, REG_ALL)
     assert (time.perf_counter() - start) / n < 0.001
+
+
+def test_later_import_supersedes_and_dates_are_respected(rules):
+    def row(start, county):
+        return ZipRateRow("TX", "75201", "DALLAS", Decimal("0.0625"), Decimal(county), Decimal(0), Decimal(0), start, None, "t", 2)
+
+    base = RateTable.build(load_states(), [row(date(2026, 1, 1), "0.01")], zip_directory())
+    newer = base.with_zip_rows([row(date(2026, 3, 1), "0.02")])
+    line = mkline(state="TX", zip="75201")
+    # before the newer table: 625 + 1% 100 ; after: 625 + 2% 200 ; the old table is unchanged (immutable)
+    assert calc(newer, rules, [line], transaction_date=date(2026, 2, 1)).tax_amount == 725
+    assert calc(newer, rules, [line], transaction_date=date(2026, 3, 1)).tax_amount == 825
+    assert calc(base, rules, [line], transaction_date=date(2026, 3, 1)).tax_amount == 725
+    # before any import: state only, and the detail says local rates are missing
+    res = calc(newer, rules, [line], transaction_date=date(2025, 12, 31))
+    assert res.tax_amount == 625 and "not loaded" in res.lines[0].taxes[0].detail
