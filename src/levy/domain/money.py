@@ -1,0 +1,95 @@
+"""Exact money: integer minor units, Decimal rates, explicit ROUND_HALF_UP."""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import lru_cache
+
+import iso4217
+
+from levy.domain.errors import ValidationFailed
+
+_INT_RE = re.compile(r"-?[0-9]+\Z")
+_DEC_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?\Z")
+_ONE = Decimal(1)
+
+
+@lru_cache(maxsize=256)
+def _exponent(code: str) -> int | None:
+    try:
+        exp = iso4217.Currency(code).exponent
+    except ValueError:
+        return None
+    return exp
+
+
+def currency_exponent(code: str, pointer: str = "/currency") -> int:
+    """ISO 4217 minor-unit exponent of ``code`` (USD 2, JPY 0, BHD 3).
+
+    Codes without a minor unit (XAU, XXX, ...) and unknown codes are refused.
+    """
+    if not isinstance(code, str) or len(code) != 3 or not code.isalpha() or not code.isupper():
+        raise ValidationFailed(f"'{code}' is not an ISO 4217 currency code.", pointer=pointer, input=code)
+    exp = _exponent(code)
+    if exp is None:
+        raise ValidationFailed(f"'{code}' is not a supported ISO 4217 currency code.", pointer=pointer, input=code)
+    return exp
+
+
+def parse_amount(text: object, pointer: str, *, allow_negative: bool = False) -> int:
+    """A string holding an integer in minor units ("1999", "-5" where allowed)."""
+    if isinstance(text, bool) or not isinstance(text, str) or not _INT_RE.match(text):
+        raise ValidationFailed(
+            "Amounts are strings holding an integer in the smallest currency unit.", pointer=pointer, input=text
+        )
+    value = int(text)
+    if value < 0 and not allow_negative:
+        raise ValidationFailed("The amount must not be negative.", pointer=pointer, input=text)
+    return value
+
+
+def parse_quantity(text: object, pointer: str) -> Decimal:
+    """A non-negative decimal string ("1", "2.5")."""
+    if isinstance(text, bool) or not isinstance(text, str) or not _DEC_RE.match(text):
+        raise ValidationFailed("The quantity must be a decimal number string.", pointer=pointer, input=text)
+    try:
+        value = Decimal(text)
+    except InvalidOperation:  # pragma: no cover - the regex already guards this
+        raise ValidationFailed("The quantity must be a decimal number string.", pointer=pointer, input=text) from None
+    if value < 0:
+        raise ValidationFailed("The quantity must not be negative.", pointer=pointer, input=text)
+    return value
+
+
+def round_half_up(value: Decimal) -> int:
+    """Round to the nearest integer, halves away from zero (ROUND_HALF_UP)."""
+    return int(value.quantize(_ONE, rounding=ROUND_HALF_UP))
+
+
+def allocate(total: int, weights: list[int]) -> list[int]:
+    """Split ``total`` in proportion to ``weights`` (largest remainder method).
+
+    Parts sum exactly to ``total``; zero weights get 0; ties in the remainder go
+    to the lower index. Weights must be non-negative. If every weight is zero the
+    total cannot be placed and all parts are 0 only when ``total`` is 0.
+    """
+    if any(w < 0 for w in weights):
+        raise ValueError("weights must be non-negative")
+    wsum = sum(weights)
+    if wsum == 0:
+        if total != 0:
+            raise ValueError("cannot allocate a non-zero total over zero weights")
+        return [0] * len(weights)
+    sign = -1 if total < 0 else 1
+    t = abs(total)
+    parts = []
+    rems = []
+    for i, w in enumerate(weights):
+        q, r = divmod(t * w, wsum)
+        parts.append(q)
+        rems.append((-r, i))
+    left = t - sum(parts)
+    for _, i in sorted(rems)[:left]:
+        parts[i] += 1
+    return [sign * p for p in parts]

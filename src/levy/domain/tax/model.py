@@ -1,0 +1,154 @@
+"""Inputs and outputs of the tax engine: plain frozen dataclasses, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Literal
+
+JurisdictionType = Literal["state", "county", "city", "special"]
+ExemptReason = Literal["exemption_certificate", "resale", "non_taxable_product", "unregistered", "no_tax"]
+CertificateTreatment = Literal["certificate_only", "certificate_and_product_tax_code"]
+
+SALES_TAX_CODE = "SALES_TAX"
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    line1: str | None = None
+    city: str | None = None
+    state: str | None = None
+    country: str | None = "US"
+    postal_code: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """The seller is registered in ``jurisdiction`` (e.g. "US-ST-CA") over [from, to]."""
+
+    jurisdiction: str
+    effective_from: date
+    effective_to: date | None = None
+
+    def covers(self, on: date) -> bool:
+        return self.effective_from <= on and (self.effective_to is None or on <= self.effective_to)
+
+
+@dataclass(frozen=True, slots=True)
+class Certificate:
+    """An approved exemption certificate row (jurisdiction like "US-ST-CA")."""
+
+    jurisdiction: str
+    exemption_type: str  # "resale", "manufacturing", "government", "nonprofit", "other"...
+    status: str = "valid"
+    starts_at: date | None = None
+    expires_at: date | None = None
+
+    def covers(self, on: date) -> bool:
+        if self.status != "valid":
+            return False
+        if self.starts_at is not None and on < self.starts_at:
+            return False
+        return self.expires_at is None or on <= self.expires_at
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerExemption:
+    exempt: bool = False
+    resale: bool = False
+    manufacturing: bool = False
+    certificates: tuple[Certificate, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExemptionSettings:
+    exemption_management: bool = False
+    certificate_treatment: CertificateTreatment = "certificate_only"
+
+
+@dataclass(frozen=True, slots=True)
+class Discount:
+    id: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class LineInput:
+    """One line, already parsed by the transport adapter.
+
+    ``category`` is the category path (e.g. "CLOTHING.APPAREL.SHIRTS") and
+    ``attributes`` its trailing attribute codes. ``is_sales_tax`` marks a
+    collected-tax line (section 4.7); ``sales_tax_violation`` says its codes broke
+    rule 1 (other codes beside it, an attribute suffix): see
+    :func:`levy.domain.tax.codes.parse_tax_codes`.
+    """
+
+    id: str
+    quantity: Decimal
+    unit_price: int
+    category: str | None = None
+    attributes: tuple[str, ...] = ()
+    is_sales_tax: bool = False
+    from_marked_product: bool = False
+    sales_tax_violation: bool = False
+    address: Address | None = None
+    discounts: tuple[Discount, ...] = ()
+    discount_amount: int = 0
+    vendor_discount_amount: int = 0
+    exemption: CustomerExemption | None = None
+    customer_detail: str | None = None
+    pointer: str = ""  # JSON pointer of this line, e.g. "/line_items/0"
+
+
+@dataclass(frozen=True, slots=True)
+class CalculationInput:
+    lines: tuple[LineInput, ...]
+    currency: str = "USD"
+    transaction_date: datetime | date | None = None
+    discount_amount: int = 0
+    vendor_discount_amount: int = 0
+    include_unregistered: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaxRow:
+    jurisdiction_code: str
+    jurisdiction_name: str
+    jurisdiction_type: JurisdictionType
+    tax_rate: Decimal
+    taxable_base: int
+    tax_amount: int
+    is_registered: bool
+    rule_name: str
+    detail: str = ""
+    tax_type: str = "sales_tax"
+    exempt_reason: ExemptReason | None = None
+    tax_amount_before_discounts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DiscountResult:
+    id: str
+    amount: int
+    tax_amount_reduction: int
+
+
+@dataclass(frozen=True, slots=True)
+class LineResult:
+    id: str
+    tax_amount: int
+    tax_amount_before_discounts: int
+    taxes: tuple[TaxRow, ...]
+    discounts: tuple[DiscountResult, ...]
+    amount: int  # quantity x unit_price, rounded half up
+    taxable_amount: int  # amount less its own discounts and its share of discount_amount
+    is_sales_tax: bool = False
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CalculationResult:
+    tax_amount: int
+    currency: str
+    lines: tuple[LineResult, ...] = field(default_factory=tuple)

@@ -1,0 +1,95 @@
+"""Taxability rules keyed by state and tax code prefix (pure; loading is in levy.rates.builtin).
+
+Choosing a rule for (state, category path, attributes, date):
+
+1. the most specific category prefix wins: ``FOOD.GROCERY.PRODUCE`` tries
+   ``FOOD.GROCERY.PRODUCE``, then ``FOOD.GROCERY``, then ``FOOD``, then the
+   state's root rule ``""`` (taxable as tangible personal property);
+2. within a prefix, rules requiring more attributes win over fewer, and only
+   rules whose required attributes are all on the line and whose effective
+   period covers the date are candidates.
+
+Rules are indexed at build time: a lookup is a handful of dict hits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Literal
+
+Treatment = Literal["taxable", "exempt", "reduced", "percentage", "threshold"]
+LocalMode = Literal["follow", "exempt", "taxable"]
+ThresholdMode = Literal["exempt_below", "exempt_up_to"]
+TREATMENTS = ("taxable", "exempt", "reduced", "percentage", "threshold")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One taxability rule.
+
+    * ``reduced``: the state row uses ``rate`` instead of the state rate;
+      locals follow with their own rates unless ``local`` says otherwise.
+    * ``percentage``: the taxable base is ``percent`` of the line amount.
+    * ``threshold``: ``exempt_below`` exempts items whose per-item price is
+      below ``threshold`` (minor units); ``exempt_up_to`` exempts the first
+      ``threshold`` of each item and taxes the excess.
+    * ``local``: ``follow`` (same treatment, local rates), ``exempt`` or
+      ``taxable`` (full local tax even where the state exempts).
+    * ``local_rate``: rate of the statewide mandatory local portion under this
+      rule (e.g. VA groceries 1%, UT groceries 1.25%).
+    """
+
+    state: str
+    code: str
+    attributes: frozenset[str]
+    treatment: Treatment
+    name: str
+    source: str
+    effective_from: date
+    effective_to: date | None = None
+    rate: Decimal | None = None
+    percent: Decimal | None = None
+    threshold: int | None = None
+    threshold_mode: ThresholdMode | None = None
+    local: LocalMode = "follow"
+    local_rate: Decimal | None = None
+
+    def covers(self, on: date) -> bool:
+        return self.effective_from <= on and (self.effective_to is None or on <= self.effective_to)
+
+
+DEFAULT_RULE_NAME = "Taxable as tangible personal property"
+
+
+class Taxability:
+    """Immutable index of rules: (state, prefix) -> rules, most attributes first."""
+
+    __slots__ = ("_index", "_states")
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        index: dict[tuple[str, str], list[Rule]] = {}
+        for r in rules:
+            index.setdefault((r.state, r.code), []).append(r)
+        self._index = {k: tuple(sorted(v, key=lambda r: (-len(r.attributes), r.effective_from))) for k, v in index.items()}
+        self._states = frozenset(s for s, _ in self._index)
+
+    @property
+    def states(self) -> frozenset[str]:
+        return self._states
+
+    def rules(self, state: str, code: str) -> tuple[Rule, ...]:
+        return self._index.get((state, code), ())
+
+    def lookup(self, state: str, category: str | None, attributes: Iterable[str], on: date) -> Rule:
+        """The rule for a category path and attributes in ``state`` on ``on``."""
+        attrs = attributes if isinstance(attributes, (set, frozenset)) else frozenset(attributes)
+        parts = category.split(".") if category else []
+        for n in range(len(parts), -1, -1):
+            prefix = ".".join(parts[:n])
+            for r in self._index.get((state, prefix), ()):
+                if r.covers(on) and r.attributes <= attrs:
+                    return r
+        return Rule(state, "", frozenset(), "taxable", DEFAULT_RULE_NAME, "default: tangible personal property", date.min)

@@ -1,0 +1,97 @@
+"""Adapter: loads the built-in data files (state rates, taxability) and the ZIP directory.
+
+Loaded once and cached; the domain modules receive plain rows.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from decimal import Decimal
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from levy.domain.tax.rates import DatedRate, RateTable, StateInfo, StatewideLocal, ZipPlace
+
+
+def _d(text: str | None) -> date | None:
+    return date.fromisoformat(text) if text else None
+
+
+def _read_json(*parts: str) -> Any:
+    ref = resources.files("levy.data.tax").joinpath(*parts)
+    return json.loads(ref.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def load_states() -> tuple[StateInfo, ...]:
+    raw = _read_json("state_rates.json")
+    out = []
+    for code, e in raw["states"].items():
+        rates = tuple(
+            DatedRate(Decimal(r["rate"]), _d(r["effective_from"]), _d(r.get("effective_to")), r["source"])  # type: ignore[arg-type]
+            for r in e["rates"]
+        )
+        swl = tuple(
+            StatewideLocal(
+                r["name"], r["type"], Decimal(r["rate"]), _d(r["effective_from"]), _d(r.get("effective_to")), r["source"]  # type: ignore[arg-type]
+            )
+            for r in e.get("statewide_local", ())
+        )
+        out.append(StateInfo(code, e["name"], e["has_sales_tax"], e["has_local_taxes"], rates, swl, e.get("rule_name")))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def zip_directory() -> dict[str, ZipPlace]:
+    """ZIP -> (state, county, city) from the ``zipcodes`` package (which ships its data)."""
+    import zipcodes
+
+    out: dict[str, ZipPlace] = {}
+    for z in zipcodes.list_all():
+        out.setdefault(z["zip_code"], ZipPlace(z["state"], z.get("county") or None, z.get("city") or None))
+    return out
+
+
+def builtin_rate_table(zip_rows=()) -> RateTable:  # type: ignore[no-untyped-def]
+    """A RateTable of the built-in state data, the ZIP directory and ``zip_rows``."""
+    return RateTable.build(load_states(), zip_rows, zip_directory())
+
+
+def _rule(state: str, r: dict[str, Any]):  # type: ignore[no-untyped-def]
+    from levy.domain.tax.taxability import TREATMENTS, Rule
+
+    if r["treatment"] not in TREATMENTS:
+        raise ValueError(f"{state}: unknown treatment {r['treatment']!r}")
+    return Rule(
+        state=state,
+        code=r["code"],
+        attributes=frozenset(r.get("attributes", ())),
+        treatment=r["treatment"],
+        name=r["name"],
+        source=r["source"],
+        effective_from=_d(r["effective_from"]),  # type: ignore[arg-type]
+        effective_to=_d(r.get("effective_to")),
+        rate=Decimal(r["rate"]) if r.get("rate") is not None else None,
+        percent=Decimal(r["percent"]) if r.get("percent") is not None else None,
+        threshold=r.get("threshold"),
+        threshold_mode=r.get("threshold_mode"),
+        local=r.get("local", "follow"),
+        local_rate=Decimal(r["local_rate"]) if r.get("local_rate") is not None else None,
+    )
+
+
+@lru_cache(maxsize=1)
+def load_taxability():  # type: ignore[no-untyped-def]
+    """The built-in taxability rules (one JSON file per state) as a Taxability index."""
+    from levy.domain.tax.taxability import Taxability
+
+    rules = []
+    folder = resources.files("levy.data.tax").joinpath("taxability")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".json"):
+            continue
+        raw = json.loads(entry.read_text(encoding="utf-8"))
+        rules.extend(_rule(raw["state"], r) for r in raw["rules"])
+    return Taxability(rules)
