@@ -1,0 +1,29 @@
+"""Organization settings in SQL (a row exists once they have been changed)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.domain.settings import DEFAULTS, OrganizationSettings
+from levy.store.tables.areas import organization_settings
+
+
+async def get_settings(conn: AsyncConnection, organization_id: str) -> tuple[OrganizationSettings, datetime | None]:
+    """The organization's settings (defaults when never changed) and when they last changed."""
+    row = (
+        await conn.execute(select(organization_settings).where(organization_settings.c.organization_id == organization_id))
+    ).first()
+    if row is None:
+        return DEFAULTS, None
+    return (
+        OrganizationSettings(
+            default_tax_codes=tuple(json.loads(row.default_tax_codes)),
+            exemption_management=row.exemption_management,
+            certificate_treatment=row.certificate_treatment,
+        ),
+        row.updated_at,
+    )

@@ -1,0 +1,169 @@
+"""Tables of the resource areas, defined together so that every area works
+against one data model (customers, certificates, products, organization
+settings and registrations, imported rates, idempotency records).
+
+Transactions and filings add their own modules and migrations.
+"""
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    Numeric,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from levy.store.tables.base import UtcDateTime, id_column_type, metadata
+
+# Organization tax settings (issue: organization administration).
+organization_settings = Table(
+    "organization_settings",
+    metadata,
+    Column("organization_id", id_column_type(), ForeignKey("organizations.id"), primary_key=True),
+    # JSON array of tax codes used for products without their own.
+    Column("default_tax_codes", Text(), nullable=False),
+    Column("exemption_management", Boolean(), nullable=False),
+    # certificate_only | certificate_and_product_tax_code
+    Column("certificate_treatment", String(40), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+)
+
+customers = Table(
+    "customers",
+    metadata,
+    Column("id", id_column_type(), primary_key=True),
+    Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
+    Column("source", String(64), nullable=False),
+    Column("source_account_id", String(255), nullable=False),
+    Column("source_id", String(255), nullable=False),
+    Column("name", String(500), nullable=True),
+    Column("email", String(320), nullable=True),
+    Column("merged_into_customer_id", id_column_type(), nullable=True),
+    Column("source_updated_at", UtcDateTime(), nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    # Set when deleted: the row stays as a tombstone keeping its triple.
+    Column("deleted_at", UtcDateTime(), nullable=True),
+    # Exemption overrides (set through the organization API).
+    Column("override_exempt", Boolean(), nullable=False),
+    Column("override_resale", Boolean(), nullable=False),
+    Column("override_manufacturing", Boolean(), nullable=False),
+    Column("exemption_updated_at", UtcDateTime(), nullable=True),
+    UniqueConstraint("organization_id", "source", "source_account_id", "source_id"),
+    Index(None, "organization_id", "id"),
+)
+
+exemption_certificates = Table(
+    "exemption_certificates",
+    metadata,
+    Column("id", id_column_type(), primary_key=True),
+    Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
+    Column("customer_id", id_column_type(), ForeignKey("customers.id"), nullable=False),
+    Column("jurisdiction", String(64), nullable=False),
+    Column("exemption_type", String(32), nullable=False),
+    # in_review | valid | rejected | expired | renewed
+    Column("status", String(32), nullable=False),
+    Column("starts_at", Date(), nullable=True),
+    Column("expires_at", Date(), nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    Index(None, "organization_id", "customer_id", "id"),
+)
+
+products = Table(
+    "products",
+    metadata,
+    Column("id", id_column_type(), primary_key=True),
+    Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
+    Column("source", String(64), nullable=False),
+    Column("source_account_id", String(255), nullable=False),
+    Column("source_id", String(255), nullable=False),
+    Column("name", String(500), nullable=False),
+    Column("description", Text(), nullable=True),
+    Column("source_category", String(255), nullable=True),
+    # JSON array of assigned tax codes; [] means the organization default.
+    Column("tax_codes", Text(), nullable=False),
+    # True when the only tax code is SALES_TAX (spec 4.7, marked products).
+    Column("marked_sales_tax", Boolean(), nullable=False),
+    Column("source_updated_at", UtcDateTime(), nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    Column("archived_at", UtcDateTime(), nullable=True),
+    UniqueConstraint("organization_id", "source", "source_account_id", "source_id"),
+    Index(None, "organization_id", "id"),
+)
+
+registrations = Table(
+    "registrations",
+    metadata,
+    Column("id", id_column_type(), primary_key=True),
+    Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
+    Column("jurisdiction", String(64), nullable=False),
+    Column("registration_number", String(100), nullable=True),
+    Column("effective_from", Date(), nullable=False),
+    Column("effective_to", Date(), nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Index(None, "organization_id", "id"),
+)
+
+# Imported rate tables (reference data shared by every organization).
+rate_imports = Table(
+    "rate_imports",
+    metadata,
+    Column("id", id_column_type(), primary_key=True),
+    # zip5 | sst
+    Column("format", String(16), nullable=False),
+    Column("source_file", String(500), nullable=False),
+    # SHA-256 of the file's bytes: importing the same file again changes nothing.
+    Column("sha256", String(64), nullable=False, unique=True),
+    Column("effective_from", Date(), nullable=False),
+    Column("effective_to", Date(), nullable=True),
+    Column("row_count", Integer(), nullable=False),
+    Column("imported_at", UtcDateTime(), nullable=False),
+)
+
+zip_rates = Table(
+    "zip_rates",
+    metadata,
+    Column("id", Integer(), primary_key=True, autoincrement=True),
+    Column("import_id", id_column_type(), ForeignKey("rate_imports.id"), nullable=False),
+    Column("state", String(2), nullable=False),
+    Column("zip5", String(5), nullable=False),
+    Column("region_name", String(200), nullable=False),
+    Column("state_rate", Numeric(9, 6), nullable=False),
+    Column("county_rate", Numeric(9, 6), nullable=False),
+    Column("city_rate", Numeric(9, 6), nullable=False),
+    Column("special_rate", Numeric(9, 6), nullable=False),
+    Column("effective_from", Date(), nullable=False),
+    Column("effective_to", Date(), nullable=True),
+    Column("source", String(500), nullable=False),
+    Column("line", Integer(), nullable=False),
+    Index(None, "import_id"),
+)
+
+# Idempotency-Key records: the first response of a request, replayed on retry.
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
+    Column("key", String(255), nullable=False),
+    # RPC full name the key was used on.
+    Column("method", String(120), nullable=False),
+    # SHA-256 of the request (method + body): a different body with the same key is 422.
+    Column("request_hash", String(64), nullable=False),
+    # NULL while the first request is still running.
+    Column("status_code", Integer(), nullable=True),
+    Column("response", LargeBinary(), nullable=True),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("completed_at", UtcDateTime(), nullable=True),
+    PrimaryKeyConstraint("organization_id", "key"),
+    Index(None, "created_at"),
+)
