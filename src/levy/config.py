@@ -23,6 +23,9 @@ class Config:
     # Default request body limit (bytes) where a method declares none.
     max_body_bytes: int = 1_048_576
     db_pool_size: int = 10
+    # A claimed Idempotency-Key whose request has not finished after this many
+    # seconds is taken over by a retry (its process is presumed dead).
+    idempotency_lock_seconds: float = 30.0
     # Serve gRPC server reflection (turn off in hardened deployments).
     grpc_reflection: bool = True
     log_level: str = "info"

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 from google.protobuf import message
 
-from levy.app import constraints
+from levy.app import constraints, idempotency
 from levy.app.auth import Authenticator, require_admin
 from levy.app.context import CallContext
 from levy.app.registry import MethodInfo, handler_for
@@ -54,4 +54,4 @@ class Pipeline:
         handler = handler_for(method.full_name)
         if handler is None:
             raise NotImplementedYet(f"{method.http_method} {method.http_path} ({method.name}) is not implemented yet.")
-        return await handler(request, ctx)
+        return await idempotency.run(method, request, ctx, handler)
