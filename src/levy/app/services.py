@@ -31,10 +31,11 @@ class AppServices:
 
         When the pipeline already holds the request's write transaction (an
         idempotent call: the stored response must commit with the handler's
-        writes), a write unit of work joins it instead of opening another.
+        writes), every unit of work of that request joins it instead of opening
+        another, so that reads see the request's own writes.
         """
         current = _request_tx.get()
-        if write and current is not None:
+        if current is not None:
             return _joined(current)
         return transaction(self.engine, write=write)
 
