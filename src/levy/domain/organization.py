@@ -7,8 +7,10 @@ the result. Every problem of one request is collected and raised together.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
+from typing import TypeVar
 
 from levy.domain.errors import LevyError, RequiredField, ValidationFailed
 from levy.domain.jurisdictions import validate_jurisdiction
@@ -17,6 +19,7 @@ from levy.domain.tax.model import Registration
 from levy.domain.taxcodes import load_catalogue
 
 _UNSET = object()
+T = TypeVar("T")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 
@@ -120,26 +123,21 @@ def validate_registration(
 ) -> RegistrationDraft:
     """A registration to store; 422 with every problem (pointers relative to the registration object)."""
     errors: list[LevyError] = []
-    code = start = end = None
-    if jurisdiction is None:
-        errors.append(RequiredField("jurisdiction", pointer="/jurisdiction"))
-    else:
+
+    def check(value: str | None, name: str, parse: Callable[[str, str], T], required: bool) -> T | None:
+        if value is None:
+            if required:
+                errors.append(RequiredField(name, pointer=f"/{name}"))
+            return None
         try:
-            code = validate_jurisdiction(jurisdiction, "/jurisdiction")
+            return parse(value, f"/{name}")
         except ValidationFailed as e:
             errors.append(e)
-    if effective_from is None:
-        errors.append(RequiredField("effective_from", pointer="/effective_from"))
-    else:
-        try:
-            start = parse_date(effective_from, "/effective_from")
-        except ValidationFailed as e:
-            errors.append(e)
-    if effective_to is not None:
-        try:
-            end = parse_date(effective_to, "/effective_to")
-        except ValidationFailed as e:
-            errors.append(e)
+            return None
+
+    code = check(jurisdiction, "jurisdiction", validate_jurisdiction, True)
+    start = check(effective_from, "effective_from", parse_date, True)
+    end = check(effective_to, "effective_to", parse_date, False)
     if start is not None and end is not None and end < start:
         errors.append(ValidationFailed(
             f"effective_to ({end.isoformat()}) is before effective_from ({start.isoformat()}).", pointer="/effective_to"

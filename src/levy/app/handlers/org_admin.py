@@ -31,6 +31,11 @@ def _opt(msg: Message, name: str) -> str | None:
     return getattr(msg, name) if msg.HasField(name) else None
 
 
+def _page(req: Message) -> tuple[int | None, str]:
+    """A list request's ``limit`` (None when not sent) and ``starting_after``."""
+    return (getattr(req, "limit") if req.HasField("limit") else None), getattr(req, "starting_after")
+
+
 def _present(msg: Message, paths: list[str], name: str) -> bool:
     """JSON: the key was sent (even as null). gRPC without a mask: the field is set."""
     if paths:
@@ -85,9 +90,7 @@ def _registration(rec: RegistrationRecord) -> pb.Registration:
 @handles("levy.v1.OrganizationService.ListRegistrations")
 async def list_registrations(req: pb.ListRegistrationsRequest, ctx: CallContext) -> pb.ListRegistrationsResponse:
     async with ctx.services.uow() as conn:
-        items, more = await org.list_registrations(
-            conn, ctx.organization_id, req.limit if req.HasField("limit") else None, req.starting_after
-        )
+        items, more = await org.list_registrations(conn, ctx.organization_id, *_page(req))
     return pb.ListRegistrationsResponse(data=[_registration(r) for r in items], has_more=more)
 
 
@@ -126,9 +129,7 @@ def _api_key(rec: ApiKeyRecord, secret: str | None = None) -> pb.ApiKey:
 @handles("levy.v1.OrganizationService.ListApiKeys")
 async def list_api_keys(req: pb.ListApiKeysRequest, ctx: CallContext) -> pb.ListApiKeysResponse:
     async with ctx.services.uow() as conn:
-        items, more = await org.list_api_keys(
-            conn, ctx.organization_id, req.limit if req.HasField("limit") else None, req.starting_after
-        )
+        items, more = await org.list_api_keys(conn, ctx.organization_id, *_page(req))
     return pb.ListApiKeysResponse(data=[_api_key(k) for k in items], has_more=more)
 
 
