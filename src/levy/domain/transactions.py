@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Final, Literal, TypeVar
 
+from levy.domain.customers import validate_source
 from levy.domain.errors import FailedPrecondition, LevyError, RequiredField, ValidationFailed
 from levy.domain.transactions_collected import (
     LineSplit,
@@ -106,8 +108,6 @@ def validate_create_status(value: object, pointer: str = "/status") -> Status:
 
 def validate_source_field(value: object, pointer: str = "/source") -> str:
     """Levy extension ``source`` on transactions: one of the customer sources, default ``native``."""
-    from levy.domain.customers import validate_source
-
     if value is None:
         return DEFAULT_SOURCE
     return validate_source(value, pointer)
@@ -392,3 +392,78 @@ def check_credit_limits(
             pointer="/line_items" if this_amount > remaining_amount else "/tax_amount",
             meta={"remaining_amount": max(0, remaining_amount), "remaining_tax": max(0, remaining_tax)},
         )
+
+
+# -- list filters (GET /transactions; Levy's choice, the spec shows none) ---------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ListFilters:
+    """Filters of ``GET /transactions`` (newest first; all optional, combined with AND).
+
+    ``transaction_date_from`` is inclusive, ``transaction_date_to`` exclusive
+    (both UTC instants; a bare date means its UTC midnight).
+    """
+
+    status: Status | None = None
+    type: TransactionType | None = None
+    reference_id: str | None = None
+    customer_id: str | None = None
+    source: str | None = None
+    transaction_date_from: datetime | None = None
+    transaction_date_to: datetime | None = None
+
+
+def _instant(value: str | None, parameter: str) -> datetime | None:
+    if value is None or value == "":
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationFailed(
+            f"{parameter} must be an ISO 8601 date or date-time (e.g. 2026-01-31 or 2026-01-31T12:00:00Z); "
+            f"got {value!r}",
+            parameter=parameter,
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def parse_list_filters(
+    *,
+    status: str | None = None,
+    type: str | None = None,
+    reference_id: str | None = None,
+    customer_id: str | None = None,
+    source: str | None = None,
+    transaction_date_from: str | None = None,
+    transaction_date_to: str | None = None,
+) -> ListFilters:
+    """Validate the query parameters of ``GET /transactions``; every problem at once (422)."""
+    errors: list[LevyError] = []
+    if status is not None and status not in STATUSES:
+        errors.append(ValidationFailed(f"status must be one of {', '.join(STATUSES)}; got {status!r}",
+                                       parameter="status"))
+    if type is not None and type not in TYPES:
+        errors.append(ValidationFailed(f"type must be 'sale' or 'credit'; got {type!r}", parameter="type"))
+    if source is not None:
+        try:
+            validate_source(source, "/source")
+        except ValidationFailed as e:
+            errors.append(ValidationFailed(e.detail, parameter="source"))
+    start = end = None
+    try:
+        start = _instant(transaction_date_from, "transaction_date_from")
+    except ValidationFailed as e:
+        errors.append(e)
+    try:
+        end = _instant(transaction_date_to, "transaction_date_to")
+    except ValidationFailed as e:
+        errors.append(e)
+    if start is not None and end is not None and end <= start:
+        errors.append(ValidationFailed("transaction_date_to must be after transaction_date_from",
+                                       parameter="transaction_date_to"))
+    if errors:
+        raise ValidationFailed.many(errors)
+    return ListFilters(status, type, reference_id or None, customer_id or None, source, start, end)  # type: ignore[arg-type]
