@@ -212,6 +212,7 @@ def plan_lines(
 ) -> LinePlan:
     """Validate and split the lines of a transaction (4.7); raise every violation at once (422)."""
     errors: list[LevyError] = list(merged_customer_errors(lines, transaction_type))
+    errors.extend(negative_credit_line_errors(lines, transaction_type))
     try:
         split = split_lines(lines, source=source, transaction_type=transaction_type, has_parent=has_parent)
     except ValidationFailed as e:
@@ -228,6 +229,22 @@ def plan_lines(
     if not is_tax_only(transaction_type, has_parent, True):
         return LinePlan(split, tax_only=True, held_off_reason="credit_with_parent", collected_addresses=addresses)
     return LinePlan(split, tax_only=True, collected_addresses=addresses)
+
+
+def negative_credit_line_errors(lines: Sequence[TransactionLine], transaction_type: str) -> list[ValidationFailed]:
+    """A credit's amounts are positive (only ``type`` marks it): a goods line with a negative price is 422."""
+    if transaction_type != "credit":
+        return []
+    return [
+        ValidationFailed(
+            f"{tl.describe()}: a credit's amounts are positive (only type 'credit' marks it), "
+            f"but unit_price is {tl.line.unit_price}",
+            pointer=f"{tl.pointer}/unit_price",
+            meta={"line_id": tl.id, "index": tl.index},
+        )
+        for tl in lines
+        if not tl.is_sales_tax and tl.line.unit_price < 0
+    ]
 
 
 # -- tax provided or calculated -------------------------------------------------------------

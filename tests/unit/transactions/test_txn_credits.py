@@ -92,3 +92,17 @@ def test_fully_credited_parent_leaves_nothing():
         check_credit_limits(10000, 825, 10000, 825, 1, 0)
     assert ei.value.first.meta == {"remaining_amount": 0, "remaining_tax": 0}
     check_credit_limits(10000, 825, 10000, 825, 0, 0)
+
+
+def test_credit_goods_amounts_are_positive():
+    from txn_helpers import indexed, line
+
+    from levy.domain.transactions import plan_lines
+
+    lines = indexed(line("A", 1000), line("B", -1000))
+    with pytest.raises(ValidationFailed) as ei:
+        plan_lines(lines, transaction_type="credit", has_parent=True)
+    item = ei.value.first
+    assert item.pointer == "/line_items/1/unit_price" and "line 'B' (line_items[1])" in item.detail
+    assert "-1000" in item.detail
+    assert len(plan_lines(indexed(line("A", 1000)), transaction_type="credit").split.goods) == 1
