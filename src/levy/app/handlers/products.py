@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from google.protobuf import empty_pb2
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.context import CallContext
 from levy.app.registry import handles
@@ -103,26 +104,36 @@ def _not_found(product_id: str) -> NotFound:
     return NotFound(f"No product with id '{product_id}'.", pointer=None)
 
 
+async def _existing(conn: AsyncConnection, ctx: CallContext, product_id: str, *, for_update: bool = False
+                    ) -> rules.ProductRecord:
+    record = await store.get_product(conn, ctx.organization_id, product_id, for_update=for_update)
+    if record is None:
+        raise _not_found(product_id)
+    return record
+
+
+async def _respond(conn: AsyncConnection, ctx: CallContext,
+                   saved: tuple[rules.ProductRecord | None, rules.ProductRecord | None]) -> pb.Product:
+    """The product message of a stored (record, None), or the 409 of a (None, existing) triple clash."""
+    record, existing = saved
+    if existing is not None:
+        raise _duplicate(existing)
+    assert record is not None
+    settings, _ = await get_settings(conn, ctx.organization_id)
+    return to_message(record, settings)
+
+
 @handles("levy.v1.ProductService.CreateProduct")
 async def create_product(req: pb.CreateProductRequest, ctx: CallContext) -> pb.Product:
     values = rules.validate_create(_present(req.product, []))
     async with ctx.services.uow(write=True) as conn:
-        created, existing = await store.insert_product(conn, ctx.organization_id, values)
-        if existing is not None:
-            raise _duplicate(existing)
-        assert created is not None
-        settings, _ = await get_settings(conn, ctx.organization_id)
-    return to_message(created, settings)
+        return await _respond(conn, ctx, await store.insert_product(conn, ctx.organization_id, values))
 
 
 @handles("levy.v1.ProductService.GetProduct")
 async def get_product(req: pb.GetProductRequest, ctx: CallContext) -> pb.Product:
     async with ctx.services.uow() as conn:
-        record = await store.get_product(conn, ctx.organization_id, req.product_id)
-        if record is None:
-            raise _not_found(req.product_id)
-        settings, _ = await get_settings(conn, ctx.organization_id)
-    return to_message(record, settings)
+        return await _respond(conn, ctx, (await _existing(conn, ctx, req.product_id), None))
 
 
 @handles("levy.v1.ProductService.ListProducts")
@@ -138,16 +149,9 @@ async def list_products(req: pb.ListProductsRequest, ctx: CallContext) -> pb.Lis
 async def update_product(req: pb.UpdateProductRequest, ctx: CallContext) -> pb.Product:
     fields = _present(req.product, list(req.update_mask.paths))
     async with ctx.services.uow(write=True) as conn:
-        current = await store.get_product(conn, ctx.organization_id, req.product_id, for_update=True)
-        if current is None:
-            raise _not_found(req.product_id)
+        current = await _existing(conn, ctx, req.product_id, for_update=True)
         changes = rules.validate_update(current, fields)
-        updated, existing = await store.update_product(conn, current, changes)
-        if existing is not None:
-            raise _duplicate(existing)
-        assert updated is not None
-        settings, _ = await get_settings(conn, ctx.organization_id)
-    return to_message(updated, settings)
+        return await _respond(conn, ctx, await store.update_product(conn, current, changes))
 
 
 @handles("levy.v1.ProductService.DeleteProduct")
