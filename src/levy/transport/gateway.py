@@ -108,11 +108,12 @@ class Router:
             if r is not None:
                 return r, {}
             allowed.update(by_method)
+        literal_hit = bool(allowed)  # a literal path never falls through to a template
         for r in self.templated:
             mo = r.regex.match(path)  # type: ignore[union-attr]
             if mo is None:
                 continue
-            if r.http_method == http_method and not allowed:
+            if r.http_method == http_method and not literal_hit:
                 return r, {k: unquote(v) for k, v in mo.groupdict().items()}
             allowed.add(r.http_method)
         if allowed:
