@@ -108,11 +108,13 @@ class Router:
             if r is not None:
                 return r, {}
             allowed.update(by_method)
+        # A literal path served with another method is a 405, not a template match.
+        literal_hit = bool(allowed)
         for r in self.templated:
             mo = r.regex.match(path)  # type: ignore[union-attr]
             if mo is None:
                 continue
-            if r.http_method == http_method and not allowed:
+            if r.http_method == http_method and not literal_hit:
                 return r, {k: unquote(v) for k, v in mo.groupdict().items()}
             allowed.add(r.http_method)
         if allowed:
