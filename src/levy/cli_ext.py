@@ -11,4 +11,6 @@ from typing import Any
 
 def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add area subcommands to the ``levy`` parser."""
-    return None
+    from levy import cli_certificates
+
+    cli_certificates.register(sub, add_db)
