@@ -155,9 +155,9 @@ def main(argv: list[str] | None = None) -> int:
             proc.wait(30)
     backend = args.database_url.split(":", 1)[0]
     print(f"customers batch upsert, {args.size} items, {backend}")
-    print(_fmt(f"new customers (HTTP round trip)", new_ms))
-    print(_fmt(f"same batch resent", resend_ms))
-    print(_fmt(f"raw Core bulk insert (floor)", raw_ms))
+    print(_fmt("new customers (HTTP round trip)", new_ms))
+    print(_fmt("same batch resent", resend_ms))
+    print(_fmt("raw Core bulk insert (floor)", raw_ms))
     return 0
 
 

@@ -11,8 +11,9 @@ PostgreSQL and SQLite, and PostgreSQL locks the rows a write reads
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, bindparam, delete, insert, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -23,43 +24,24 @@ from levy.domain.exemptions import Certificate
 from levy.store.tables.areas import customers as T
 from levy.store.tables.areas import exemption_certificates as C
 
+R = TypeVar("R")
+
 UNIQUE = [T.c.organization_id, T.c.source, T.c.source_account_id, T.c.source_id]
 # Columns written from input (the rest are bookkeeping).
 VALUE_COLUMNS = ("source", "source_account_id", "source_id", "name", "email", "source_updated_at")
 
 
+def _from_row(cls: type[R], row: Any) -> R:
+    """A record dataclass from a row whose columns include every field."""
+    return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})  # type: ignore[call-arg]
+
+
 def to_record(row: Any) -> CustomerRecord:
-    return CustomerRecord(
-        id=row.id,
-        source=row.source,
-        source_account_id=row.source_account_id,
-        source_id=row.source_id,
-        name=row.name,
-        email=row.email,
-        merged_into_customer_id=row.merged_into_customer_id,
-        source_updated_at=row.source_updated_at,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        deleted_at=row.deleted_at,
-        override_exempt=row.override_exempt,
-        override_resale=row.override_resale,
-        override_manufacturing=row.override_manufacturing,
-        exemption_updated_at=row.exemption_updated_at,
-    )
+    return _from_row(CustomerRecord, row)
 
 
 def to_certificate(row: Any) -> Certificate:
-    return Certificate(
-        id=row.id,
-        customer_id=row.customer_id,
-        jurisdiction=row.jurisdiction,
-        exemption_type=row.exemption_type,
-        status=row.status,
-        starts_at=row.starts_at,
-        expires_at=row.expires_at,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+    return _from_row(Certificate, row)
 
 
 class SqlCustomers:

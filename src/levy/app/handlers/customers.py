@@ -8,7 +8,8 @@ Thin: request message -> validated domain values -> use case in
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from google.protobuf import message, struct_pb2
 
@@ -23,6 +24,8 @@ from levy.v1 import customers_pb2 as pb
 from levy.v1 import errors_pb2
 from levy.v1 import organization_pb2 as opb
 from google.protobuf import empty_pb2
+
+T = TypeVar("T")
 
 CUSTOMER_INPUT = ("source_id", "source", "source_account_id", "name", "email", "source_updated_at")
 CUSTOMER_READ_ONLY = ("id", "merged_into_customer_id", "created_at", "updated_at", "exemption")
@@ -140,6 +143,17 @@ def error_pb(item: ErrorItem) -> errors_pb2.ErrorObject:
     return out
 
 
+async def _write(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """Run a use case in one write unit of work of the caller's organization."""
+    async with ctx.services.uow(write=True) as conn:
+        return await fn(conn, ctx.organization_id, *args)
+
+
+async def _read(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    async with ctx.services.uow() as conn:
+        return await fn(conn, ctx.organization_id, *args)
+
+
 def _page(req: Any) -> Any:
     return page_request(
         req.limit if req.HasField("limit") else None,
@@ -153,38 +167,33 @@ def _page(req: Any) -> Any:
 @handles("levy.v1.CustomerService.CreateCustomer")
 async def create_customer(req: pb.CreateCustomerRequest, ctx: CallContext) -> pb.Customer:
     values = customer_values(req.customer, "")
-    async with ctx.services.uow(write=True) as conn:
-        rec = await uc.create_customer(conn, ctx.organization_id, values)
+    rec = await _write(ctx, uc.create_customer, values)
     return customer_pb(rec)
 
 
 @handles("levy.v1.CustomerService.ListCustomers")
 async def list_customers(req: pb.ListCustomersRequest, ctx: CallContext) -> pb.ListCustomersResponse:
     page = _page(req)
-    async with ctx.services.uow() as conn:
-        recs, has_more = await uc.list_customers(conn, ctx.organization_id, page)
+    recs, has_more = await _read(ctx, uc.list_customers, page)
     return pb.ListCustomersResponse(data=[customer_pb(r) for r in recs], has_more=has_more)
 
 
 @handles("levy.v1.CustomerService.GetCustomer")
 async def get_customer(req: pb.GetCustomerRequest, ctx: CallContext) -> pb.Customer:
-    async with ctx.services.uow() as conn:
-        rec, certs = await uc.get_customer(conn, ctx.organization_id, req.customer_id)
+    rec, certs = await _read(ctx, uc.get_customer, req.customer_id)
     return customer_pb(rec, exemption_pb(rec, certs, uc.today()))
 
 
 @handles("levy.v1.CustomerService.UpdateCustomer")
 async def update_customer(req: pb.UpdateCustomerRequest, ctx: CallContext) -> pb.Customer:
     patch = customer_values(req.customer, "", present=_present(req.customer, req.update_mask, CUSTOMER_INPUT))
-    async with ctx.services.uow(write=True) as conn:
-        rec = await uc.update_customer(conn, ctx.organization_id, req.customer_id, patch)
+    rec = await _write(ctx, uc.update_customer, req.customer_id, patch)
     return customer_pb(rec)
 
 
 @handles("levy.v1.CustomerService.DeleteCustomer")
 async def delete_customer(req: pb.DeleteCustomerRequest, ctx: CallContext) -> empty_pb2.Empty:
-    async with ctx.services.uow(write=True) as conn:
-        await uc.delete_customer(conn, ctx.organization_id, req.customer_id)
+    await _write(ctx, uc.delete_customer, req.customer_id)
     return empty_pb2.Empty()
 
 
@@ -201,11 +210,7 @@ async def batch_upsert(req: pb.BatchUpsertCustomersRequest, ctx: CallContext) ->
                 errors = e.items
         items.append(BatchItem(i, values, errors))
 
-    async def run() -> dict[str, CustomerRecord]:
-        async with ctx.services.uow(write=True) as conn:
-            return await uc.batch_upsert(conn, ctx.organization_id, items)
-
-    stored = await uc.retry_deadlocks(run)
+    stored = await uc.retry_deadlocks(lambda: _write(ctx, uc.batch_upsert, items))
     resp = pb.BatchUpsertCustomersResponse(object="batch")
     counts = dict.fromkeys(("created", "updated", "stale", "deleted", "failed"), 0)
     for it in items:
@@ -233,8 +238,7 @@ def _certificate_input(msg: opb.ExemptionCertificate, present: list[str] | None 
 @handles("levy.v1.OrganizationService.CreateExemptionCertificate")
 async def create_certificate(req: opb.CreateExemptionCertificateRequest, ctx: CallContext) -> opb.ExemptionCertificate:
     raw = _certificate_input(req.certificate)
-    async with ctx.services.uow(write=True) as conn:
-        cert = await uc.add_certificate(conn, ctx.organization_id, req.customer_id, raw)
+    cert = await _write(ctx, uc.add_certificate, req.customer_id, raw)
     return certificate_pb(cert)
 
 
@@ -243,23 +247,20 @@ async def list_certificates(
     req: opb.ListExemptionCertificatesRequest, ctx: CallContext
 ) -> opb.ListExemptionCertificatesResponse:
     page = _page(req)
-    async with ctx.services.uow() as conn:
-        certs, has_more = await uc.list_certificates(conn, ctx.organization_id, req.customer_id, page)
+    certs, has_more = await _read(ctx, uc.list_certificates, req.customer_id, page)
     return opb.ListExemptionCertificatesResponse(data=[certificate_pb(c) for c in certs], has_more=has_more)
 
 
 @handles("levy.v1.OrganizationService.UpdateExemptionCertificate")
 async def update_certificate(req: opb.UpdateExemptionCertificateRequest, ctx: CallContext) -> opb.ExemptionCertificate:
     raw = _certificate_input(req.certificate, _present(req.certificate, req.update_mask, CERTIFICATE_INPUT))
-    async with ctx.services.uow(write=True) as conn:
-        cert = await uc.update_certificate(conn, ctx.organization_id, req.customer_id, req.certificate_id, raw)
+    cert = await _write(ctx, uc.update_certificate, req.customer_id, req.certificate_id, raw)
     return certificate_pb(cert)
 
 
 @handles("levy.v1.OrganizationService.DeleteExemptionCertificate")
 async def delete_certificate(req: opb.DeleteExemptionCertificateRequest, ctx: CallContext) -> empty_pb2.Empty:
-    async with ctx.services.uow(write=True) as conn:
-        await uc.remove_certificate(conn, ctx.organization_id, req.customer_id, req.certificate_id)
+    await _write(ctx, uc.remove_certificate, req.customer_id, req.certificate_id)
     return empty_pb2.Empty()
 
 
@@ -268,15 +269,13 @@ async def update_overrides(req: opb.UpdateExemptionOverridesRequest, ctx: CallCo
     names = ("exempt", "resale", "manufacturing")
     present = _present(req.overrides, req.update_mask, names)
     values = {n: (getattr(req.overrides, n) if req.overrides.HasField(n) else None) for n in present}
-    async with ctx.services.uow(write=True) as conn:
-        rec = await uc.set_overrides(conn, ctx.organization_id, req.customer_id, values)
+    rec = await _write(ctx, uc.set_overrides, req.customer_id, values)
     return overrides_pb(rec)
 
 
 @handles("levy.v1.OrganizationService.RestoreCustomer")
 async def restore_customer(req: opb.RestoreCustomerRequest, ctx: CallContext) -> pb.Customer:
-    async with ctx.services.uow(write=True) as conn:
-        rec = await uc.restore_customer(conn, ctx.organization_id, req.customer_id)
+    rec = await _write(ctx, uc.restore_customer, req.customer_id)
     return customer_pb(rec)
 
 
@@ -284,6 +283,5 @@ async def restore_customer(req: opb.RestoreCustomerRequest, ctx: CallContext) ->
 async def merge_customer(req: opb.MergeCustomerRequest, ctx: CallContext) -> pb.Customer:
     if not req.HasField("into_customer_id") or not req.into_customer_id.strip():
         raise RequiredField("into_customer_id", pointer="/into_customer_id")
-    async with ctx.services.uow(write=True) as conn:
-        rec = await uc.merge_customer(conn, ctx.organization_id, req.customer_id, req.into_customer_id)
+    rec = await _write(ctx, uc.merge_customer, req.customer_id, req.into_customer_id)
     return customer_pb(rec)
