@@ -377,7 +377,7 @@ def _add(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
         return
     distribution = distribute_filing_tax(txn)
     if distribution is None:
-        if state in txn.touched_states():
+        if not txn.touched_states() or state in txn.touched_states():
             agg.held_off.append(_held(txn, PROVIDED_TAX_UNPLACED))
         return
     sign = txn.sign
