@@ -59,15 +59,8 @@ async def calculate(ctx: CallContext, fields: Any, conn: AsyncConnection) -> tup
     Raises ValidationFailed (calculation error shape, see :func:`shape_error`).
     """
     org = ctx.organization_id
-    errors: list[LevyError] = []
-
-    def attempt(fn: Any, *args: Any, **kw: Any) -> Any:
-        try:
-            return fn(*args, **kw)
-        except LevyError as e:
-            errors.append(e)
-            return None
-
+    collector = _Errors()
+    errors, attempt = collector.errors, collector.attempt
     currency = fields.currency if fields.HasField("currency") else "USD"
     discount = attempt(parse_amount, fields.discount_amount, "/discount_amount") if fields.HasField("discount_amount") else 0
     vendor = (
@@ -119,6 +112,20 @@ async def calculate(ctx: CallContext, fields: Any, conn: AsyncConnection) -> tup
     return result, details
 
 
+class _Errors:
+    """Collects every problem of a request instead of stopping at the first."""
+
+    def __init__(self) -> None:
+        self.errors: list[LevyError] = []
+
+    def attempt(self, fn: Any, *args: Any, **kw: Any) -> Any:
+        try:
+            return fn(*args, **kw)
+        except LevyError as e:
+            self.errors.append(e)
+            return None
+
+
 def _line(
     i: int,
     li: Any,
@@ -129,15 +136,8 @@ def _line(
 ) -> LineInput:
     """One request line -> LineInput; collects every problem of the line into one error."""
     p = f"/line_items/{i}"
-    errs: list[LevyError] = []
-
-    def attempt(fn: Any, *args: Any, **kw: Any) -> Any:
-        try:
-            return fn(*args, **kw)
-        except LevyError as e:
-            errs.append(e)
-            return None
-
+    collector = _Errors()
+    errs, attempt = collector.errors, collector.attempt
     if not li.HasField("id") or li.id == "":
         errs.append(RequiredField("id", pointer=f"{p}/id", detail="The line item id is required."))
     quantity = attempt(parse_quantity, li.quantity, f"{p}/quantity") if li.HasField("quantity") else Decimal(1)
