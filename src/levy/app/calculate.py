@@ -1,0 +1,297 @@
+"""The calculation service: request fields -> engine input -> result.
+
+Shared by ``POST /calculations`` and (later) ``POST /transactions``: both send
+the calculation request fields (``currency``, ``discount_amount``,
+``vendor_discount_amount``, ``transaction_date``, ``line_items``). Presets are
+resolved with a constant number of queries on the caller's connection; rates
+and taxability rules come from memory (:mod:`levy.app.rates_runtime`).
+See docs/calculations.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.app.context import CallContext
+from levy.app.rates_runtime import current_rates
+from levy.domain.customers import validate_source
+from levy.domain.errors import ErrorItem, LevyError, RequiredField, ValidationFailed
+from levy.domain.money import parse_amount, parse_quantity
+from levy.domain.tax import engine
+from levy.domain.tax.codes import parse_tax_codes
+from levy.domain.tax.model import (
+    SALES_TAX_CODE,
+    Address,
+    CalculationInput,
+    CalculationResult,
+    CustomerExemption,
+    Discount,
+    ExemptionSettings,
+    LineInput,
+)
+from levy.domain.taxcodes import load_catalogue
+from levy.rates.builtin import load_taxability
+from levy.store import calc_reads
+from levy.store.settings import get_settings
+
+DEFAULT_CUSTOMER_SOURCE = "native"
+
+
+@dataclass
+class CalculationDetails:
+    """What the calculation resolved, for callers that store it (transactions)."""
+
+    input: CalculationInput
+    # Line index -> the matched customer's ``cust_`` id.
+    customer_ids: dict[int, str] = field(default_factory=dict)
+    # Line index -> the product preset's ``prd_`` id.
+    product_ids: dict[int, str] = field(default_factory=dict)
+
+
+async def calculate(ctx: CallContext, fields: Any, conn: AsyncConnection) -> tuple[CalculationResult, CalculationDetails]:
+    """Calculate the tax of a message carrying the calculation request fields.
+
+    Raises ValidationFailed (calculation error shape, see :func:`shape_error`).
+    """
+    org = ctx.organization_id
+    collector = _Errors()
+    errors, attempt = collector.errors, collector.attempt
+    currency = fields.currency if fields.HasField("currency") else "USD"
+    discount = attempt(parse_amount, fields.discount_amount, "/discount_amount") if fields.HasField("discount_amount") else 0
+    vendor = (
+        attempt(parse_amount, fields.vendor_discount_amount, "/vendor_discount_amount")
+        if fields.HasField("vendor_discount_amount")
+        else 0
+    )
+    on = fields.transaction_date.ToDatetime(tzinfo=UTC) if fields.HasField("transaction_date") else None
+    items = list(fields.line_items)
+    if not items:
+        errors.append(ValidationFailed("At least one line item is required.", pointer="/line_items", type="missing"))
+
+    # One read transaction, a constant number of queries.
+    settings, _ = await get_settings(conn, org)
+    registrations = await calc_reads.registrations_of(conn, org)
+    product_rows = await calc_reads.products_by_id(
+        conn, org, [li.product.preset.id for li in items if li.product.HasField("preset") and li.product.preset.id]
+    )
+    customer_rows = await calc_reads.customers_by_source_id(
+        conn, org, [li.customer.preset.id for li in items if li.customer.HasField("preset") and li.customer.preset.id]
+    )
+
+    default_codes = parse_tax_codes(list(settings.default_tax_codes))
+    details = CalculationDetails(input=CalculationInput(lines=()))
+    lines: list[LineInput] = []
+    for i, li in enumerate(items):
+        line = attempt(_line, i, li, product_rows, customer_rows, default_codes.category, details)
+        if line is not None:
+            lines.append(line)
+        elif not errors:  # pragma: no cover - _line either returns or raises
+            raise AssertionError("line translation failed without an error")
+
+    inp = CalculationInput(
+        lines=tuple(lines),
+        currency=currency,
+        transaction_date=on,
+        discount_amount=discount or 0,
+        vendor_discount_amount=vendor or 0,
+        include_unregistered=ctx.include_unregistered,
+    )
+    details.input = inp
+    exemption_settings = ExemptionSettings(settings.exemption_management, settings.certificate_treatment)  # type: ignore[arg-type]
+    try:
+        result = engine.calculate(
+            inp, current_rates(ctx.services), load_taxability(), registrations, exemption_settings, prior_errors=errors
+        )
+    except LevyError as e:
+        raise shape_error(e) from None
+    return result, details
+
+
+class _Errors:
+    """Collects every problem of a request instead of stopping at the first."""
+
+    def __init__(self) -> None:
+        self.errors: list[LevyError] = []
+
+    def attempt(self, fn: Any, *args: Any, **kw: Any) -> Any:
+        try:
+            return fn(*args, **kw)
+        except LevyError as e:
+            self.errors.append(e)
+            return None
+
+
+def _line(
+    i: int,
+    li: Any,
+    product_rows: dict[str, calc_reads.ProductRow],
+    customer_rows: list[calc_reads.CustomerRow],
+    default_category: str | None,
+    details: CalculationDetails,
+) -> LineInput:
+    """One request line -> LineInput; collects every problem of the line into one error."""
+    p = f"/line_items/{i}"
+    collector = _Errors()
+    errs, attempt = collector.errors, collector.attempt
+    if not li.HasField("id") or li.id == "":
+        errs.append(RequiredField("id", pointer=f"{p}/id", detail="The line item id is required."))
+    quantity = attempt(parse_quantity, li.quantity, f"{p}/quantity") if li.HasField("quantity") else Decimal(1)
+    unit_price = None
+    if li.HasField("unit_price"):
+        unit_price = attempt(parse_amount, li.unit_price, f"{p}/unit_price", allow_negative=True)
+    else:
+        errs.append(RequiredField("unit_price", pointer=f"{p}/unit_price", detail="The line item unit_price is required."))
+    discounts: list[Discount] = []
+    for j, d in enumerate(li.discounts):
+        dp = f"{p}/discounts/{j}"
+        if not d.HasField("amount"):
+            errs.append(RequiredField("amount", pointer=f"{dp}/amount", detail="The discount amount is required."))
+            continue
+        amount = attempt(parse_amount, d.amount, f"{dp}/amount")
+        if amount is not None:
+            discounts.append(Discount(d.id if d.HasField("id") and d.id else f"discount_{j}", amount))
+    line_discount = attempt(parse_amount, li.discount_amount, f"{p}/discount_amount") if li.HasField("discount_amount") else 0
+    line_vendor = (
+        attempt(parse_amount, li.vendor_discount_amount, f"{p}/vendor_discount_amount")
+        if li.HasField("vendor_discount_amount")
+        else 0
+    )
+
+    # What is sold: the line's own codes win over the preset's; else the organization default.
+    category, attributes = None, ()
+    is_sales_tax = violation = marked = False
+    preset_codes: tuple[str, ...] | None = None
+    if li.product.HasField("preset"):
+        pp = f"{p}/product/preset"
+        pid = li.product.preset.id
+        row = product_rows.get(pid) if pid else None
+        if not pid:
+            errs.append(RequiredField("id", pointer=f"{pp}/id", detail="The product preset id is required."))
+        elif row is None or (li.product.preset.HasField("source") and li.product.preset.source != row.source):
+            errs.append(ValidationFailed(f"No product '{pid}' exists.", pointer=f"{pp}/id", input=pid, type="not_found"))
+        elif row.archived:
+            errs.append(
+                ValidationFailed(f"The product '{pid}' is archived.", pointer=f"{pp}/id", input=pid, type="archived")
+            )
+        else:
+            details.product_ids[i] = row.id
+            preset_codes = row.tax_codes
+            marked = row.marked_sales_tax or tuple(row.tax_codes) == (SALES_TAX_CODE,)
+    codes = list(li.product.tax_attributes)
+    if codes:
+        if any(c.split(".", 1)[0] == SALES_TAX_CODE for c in codes):
+            parsed = parse_tax_codes(codes)
+            is_sales_tax, violation = parsed.is_sales_tax, parsed.sales_tax_violation
+        else:
+            base = parse_tax_codes(list(preset_codes)) if preset_codes and not marked else None
+            resolved = attempt(
+                load_catalogue().resolve,
+                codes,
+                f"{p}/product/tax_attributes",
+                default_category=(base.category if base and base.category else default_category),
+            )
+            if resolved is not None:
+                category, attributes = resolved.category, tuple(resolved.attributes)
+        marked = False  # the line's own attributes take precedence over a marked product
+    elif marked:
+        is_sales_tax = True
+    elif preset_codes:
+        parsed = parse_tax_codes(list(preset_codes))
+        category, attributes = parsed.category, parsed.attributes
+    else:
+        category = default_category
+
+    # Who buys, and where.
+    address = None
+    if li.customer.HasField("address"):
+        a = li.customer.address
+        address = Address(
+            line1=a.line1 if a.HasField("line1") else None,
+            city=a.city if a.HasField("city") else None,
+            state=a.state if a.HasField("state") else None,
+            country=a.country if a.HasField("country") else None,
+            postal_code=a.postal_code if a.HasField("postal_code") else None,
+        )
+    exemption: CustomerExemption | None = None
+    customer_detail: str | None = None
+    if li.customer.HasField("preset"):
+        cp = li.customer.preset
+        cptr = f"{p}/customer/preset"
+        source = attempt(validate_source, cp.source, f"{cptr}/source") if cp.HasField("source") else DEFAULT_CUSTOMER_SOURCE
+        if not cp.id:
+            errs.append(RequiredField("id", pointer=f"{cptr}/id", detail="The customer preset id (its source_id) is required."))
+        elif source is not None:
+            account = cp.source_account_id if cp.HasField("source_account_id") else None
+            matches = [
+                c
+                for c in customer_rows
+                if c.source == source and c.source_id == cp.id and (account is None or c.source_account_id == account)
+            ]
+            if len(matches) == 1:
+                exemption = matches[0].exemption
+                details.customer_ids[i] = matches[0].id
+            elif not matches:
+                customer_detail = f"no customer matches preset '{cp.id}' (source {source}): line taxed without exemptions"
+            else:
+                customer_detail = (
+                    f"customer preset '{cp.id}' (source {source}) matches {len(matches)} customers in different "
+                    "accounts: send source_account_id; line taxed without exemptions"
+                )
+
+    if errs:
+        raise ValidationFailed.many(errs)  # type: ignore[arg-type]
+    return LineInput(
+        id=li.id,
+        quantity=quantity,
+        unit_price=unit_price,  # type: ignore[arg-type]
+        category=category,
+        attributes=attributes,
+        is_sales_tax=is_sales_tax,
+        from_marked_product=marked and is_sales_tax,
+        sales_tax_violation=violation,
+        address=address,
+        discounts=tuple(discounts),
+        discount_amount=line_discount or 0,
+        vendor_discount_amount=line_vendor or 0,
+        exemption=exemption,
+        customer_detail=customer_detail,
+        pointer=p,
+    )
+
+
+def shape_error(err: LevyError) -> LevyError:
+    """Section 4.7 rule 5 in the calculation error shape.
+
+    Collected-tax violations never name the line: they become one item
+    ``{type: invalid_sales_tax_line, loc: ["body", "line_items"]}``. The first
+    item's ``msg`` (and the gRPC status message) is the spec's detail:
+    ``Validation failed: invalid_sales_tax_line`` alone, or ``Validation failed:
+    multiple errors`` / ``Processing failed: multiple errors`` followed by the
+    other errors' own items.
+    """
+    sales = [i for i in err.items if i.type == engine.INVALID_SALES_TAX_LINE]
+    if not sales:
+        return err
+    others = [i for i in err.items if i.type != engine.INVALID_SALES_TAX_LINE]
+    if not others:
+        message = engine.SALES_TAX_DETAIL
+    elif err.detail == engine.MULTIPLE_PROCESSING or any(i.status != 422 for i in others):
+        message = engine.MULTIPLE_PROCESSING
+    else:
+        message = engine.MULTIPLE_VALIDATION
+    head = ErrorItem(
+        status=422,
+        code="validation_error",
+        title="Validation Error",
+        detail=message,
+        pointer="/line_items",
+        meta={"rules": sorted({str((i.meta or {}).get("rule")) for i in sales})},
+        type=engine.INVALID_SALES_TAX_LINE,
+        input=None,
+    )
+    return ValidationFailed(message, items=[head, *others])

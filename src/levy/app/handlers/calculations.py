@@ -1,0 +1,50 @@
+"""POST /calculations (CalculationService.CreateCalculation): thin adapter over
+:func:`levy.app.calculate.calculate`; stores nothing."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from levy.app.calculate import calculate
+from levy.app.context import CallContext
+from levy.app.registry import handles
+from levy.domain.tax.model import CalculationResult
+from levy.v1 import calculations_pb2 as pb
+
+
+@handles("levy.v1.CalculationService.CreateCalculation")
+async def create_calculation(req: pb.CreateCalculationRequest, ctx: CallContext) -> pb.Calculation:
+    async with ctx.services.uow() as conn:
+        result, _ = await calculate(ctx, req, conn)
+    return to_message(result)
+
+
+def rate_string(rate: Decimal) -> str:
+    """``Decimal('0.062500')`` -> ``"0.0625"``; never exponent notation."""
+    text = format(rate.normalize(), "f")
+    return text if text != "-0" else "0"
+
+
+def to_message(result: CalculationResult) -> pb.Calculation:
+    out = pb.Calculation(tax_amount=str(result.tax_amount), currency=result.currency)
+    for line in result.lines:
+        li = out.line_items.add(
+            id=line.id,
+            tax_amount=str(line.tax_amount),
+            tax_amount_before_discounts=str(line.tax_amount_before_discounts),
+        )
+        for row in line.taxes:
+            li.taxes.add(
+                detail=row.detail,
+                jurisdiction_name=row.jurisdiction_name,
+                jurisdiction_type=row.jurisdiction_type,
+                tax_amount=str(row.tax_amount),
+                tax_type=row.tax_type,
+                is_registered=row.is_registered,
+                rule_name=row.rule_name,
+                taxable_base=str(row.taxable_base),
+                tax_rate=rate_string(row.tax_rate),
+            )
+        for d in line.discounts:
+            li.discounts.add(id=d.id, tax_amount_reduction=str(d.tax_amount_reduction))
+    return out
