@@ -20,6 +20,7 @@ Rendering (message -> JSON):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import date, datetime, timezone
 from functools import cache
@@ -235,17 +236,25 @@ def _pydantic_type(t: int) -> str:
             FD.TYPE_FLOAT: "float_type"}.get(t, "int_type" if t in _INT_TYPES else "value_error")
 
 
+_QUERY_INT = re.compile(r"-?[0-9]{1,20}")
+
+
 def parse_query_value(f: FD, raw: str, name: str) -> Any:
     """A query-string value for a scalar request field."""
     t = f.type
     if t == FD.TYPE_STRING:
         return raw
     if t in _INT_TYPES:
-        try:
-            return int(raw)
-        except ValueError:
+        # ASCII digits only: int() would also take "1_000", " 5" and other scripts' digits.
+        if not _QUERY_INT.fullmatch(raw):
             raise ValidationFailed(f"Query parameter '{name}' must be an integer, got {raw!r}.", parameter=name,
-                                   input=raw, type="int_parsing") from None
+                                   input=raw, type="int_parsing")
+        value = int(raw)
+        lo, hi = _INT_RANGE[t]
+        if not lo <= value <= hi:
+            raise ValidationFailed(f"Query parameter '{name}' is out of range.", parameter=name, input=raw,
+                                   type="int_range")
+        return value
     if t == FD.TYPE_BOOL:
         if raw in ("true", "false"):
             return raw == "true"
