@@ -43,19 +43,13 @@ from levy import __version__
 from levy.app.registry import MethodInfo, field_policy, is_output_only, methods, services
 from levy.domain.pagination import MAX_LIMIT
 from levy.domain.versioning import CURRENT, RELEASES
+from levy.transport.codec import _INT_RANGE as INT_RANGE
 from levy.v1 import options_pb2
 
 FD = descriptor.FieldDescriptor
 Schema = dict[str, Any]
 
 _VAR = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
-_INT_RANGE = {
-    FD.TYPE_INT32: ("int32", -(2**31), 2**31 - 1), FD.TYPE_SINT32: ("int32", -(2**31), 2**31 - 1),
-    FD.TYPE_SFIXED32: ("int32", -(2**31), 2**31 - 1), FD.TYPE_UINT32: ("int32", 0, 2**32 - 1),
-    FD.TYPE_FIXED32: ("int32", 0, 2**32 - 1), FD.TYPE_INT64: ("int64", -(2**63), 2**63 - 1),
-    FD.TYPE_SINT64: ("int64", -(2**63), 2**63 - 1), FD.TYPE_SFIXED64: ("int64", -(2**63), 2**63 - 1),
-    FD.TYPE_UINT64: ("int64", 0, 2**64 - 1), FD.TYPE_FIXED64: ("int64", 0, 2**64 - 1),
-}
 _TIMESTAMP = "google.protobuf.Timestamp"
 _STRUCT = "google.protobuf.Struct"
 _EMPTY = "google.protobuf.Empty"
@@ -218,9 +212,9 @@ def _scalar(f: FD) -> Schema:
         return {"type": "boolean"}
     if t in (FD.TYPE_DOUBLE, FD.TYPE_FLOAT):
         return {"type": "number"}
-    if t in _INT_RANGE:
-        fmt, lo, hi = _INT_RANGE[t]
-        return {"type": "integer", "format": fmt, "minimum": lo, "maximum": hi}
+    if t in INT_RANGE:
+        lo, hi = INT_RANGE[t]
+        return {"type": "integer", "format": "int64" if hi > 2**32 else "int32", "minimum": lo, "maximum": hi}
     if t == FD.TYPE_ENUM:
         return {"type": "string", "enum": [v.name for v in f.enum_type.values]}
     if t == FD.TYPE_BYTES:
