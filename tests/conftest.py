@@ -43,12 +43,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# Test servers run as one process and with limits far above what any test sends, so
+# that tests sharing a server never trip each other's limits (and many 401 tests
+# from 127.0.0.1 do not trip the failed-authentication limit). The tests of those
+# limits and of --workers start their own servers with other values.
+TEST_SERVER_DEFAULTS = {
+    "LEVY_WORKERS": "1",
+    "LEVY_RATE_LIMIT_PER_SECOND": "100000",
+    "LEVY_RATE_LIMIT_BURST": "100000",
+    "LEVY_AUTH_FAILURE_LIMIT_PER_MINUTE": "100000",
+}
+
+
 def levy_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     for k in list(env):
         if k.startswith("LEVY_") and not k.startswith("LEVY_TEST_"):
             del env[k]
+    env.update(TEST_SERVER_DEFAULTS)
     env.update(extra)
     return env
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -42,8 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("serve", help="Run the gRPC server and the REST gateway.",
-                       description="Run the gRPC server and the REST gateway in one process. "
-                       "Applies pending database migrations at start-up. SIGTERM/SIGINT drain and exit 0.")
+                       description="Run the gRPC server and the REST gateway (in --workers processes). "
+                       "Applies pending database migrations at start-up. SIGTERM/SIGINT drain and exit 0. "
+                       "Rate limits, timeouts, the concurrency cap, Redis and metrics are configured through "
+                       "LEVY_* environment variables (see docs/operations.md).")
     _add_db(p)
     p.add_argument("--grpc-address", metavar="HOST:PORT",
                    help="gRPC listen address (env LEVY_GRPC_ADDRESS; default 127.0.0.1:50051).")
@@ -54,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shutdown-drain-seconds", type=float, metavar="S",
                    help="Seconds between reporting NOT_SERVING and closing the listeners "
                    "(env LEVY_SHUTDOWN_DRAIN_SECONDS; default 0).")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="Worker processes sharing the gRPC and HTTP ports with SO_REUSEPORT, forked after migrations "
+                   "and before any gRPC object exists (env LEVY_WORKERS; default 0 = one per CPU core; 1 = a single "
+                   "process). If a worker dies unexpectedly, the others are stopped and levy exits 1.")
     p.add_argument("--no-reflection", action="store_true",
                    help="Do not serve gRPC server reflection (env LEVY_GRPC_REFLECTION=false).")
     p.set_defaults(func=_serve)
@@ -110,16 +115,15 @@ def config_from(args: argparse.Namespace) -> Config:
         "shutdown_grace_seconds": getattr(args, "shutdown_grace_seconds", None),
         "shutdown_drain_seconds": getattr(args, "shutdown_drain_seconds", None),
         "log_level": getattr(args, "log_level", None),
+        "workers": getattr(args, "workers", None),
     }
     if getattr(args, "no_reflection", False):
         overrides["grpc_reflection"] = False
     return Config.from_env(**overrides)
 
 
-async def _serve(args: argparse.Namespace) -> int:
-    from levy.server import serve
-
-    return await serve(config_from(args))
+async def _serve(args: argparse.Namespace) -> int:  # pragma: no cover - main() runs serve through levy.workers
+    raise AssertionError("levy serve is run by levy.workers.run")
 
 
 async def with_store(args: argparse.Namespace, fn: Callable[[Any], Awaitable[int]], *, write: bool = True) -> int:
@@ -240,13 +244,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     config = config_from(args)
-    logging.basicConfig(
-        level=getattr(logging, config.log_level.upper(), logging.INFO),
-        format='{"time":"%(asctime)s","level":"%(levelname)s","logger":"%(name)s","message":"%(message)s"}',
-        stream=sys.stderr,
-    )
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    from levy import logs
+
+    logs.configure(config.log_level)
     try:
+        if args.func is _serve:
+            from levy.workers import run
+
+            return run(config)
         return asyncio.run(args.func(args))
     except KeyboardInterrupt:  # pragma: no cover
         return 130

@@ -11,4 +11,7 @@ from typing import Any
 
 def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add area subcommands to the ``levy`` parser."""
-    return None
+    from levy import cli_certificates, cli_org
+
+    cli_org.register(sub, add_db)
+    cli_certificates.register(sub, add_db)

@@ -23,9 +23,29 @@ class Config:
     # Default request body limit (bytes) where a method declares none.
     max_body_bytes: int = 1_048_576
     db_pool_size: int = 10
+    # A claimed Idempotency-Key whose request has not finished after this many
+    # seconds is taken over by a retry (its process is presumed dead).
+    idempotency_lock_seconds: float = 30.0
     # Serve gRPC server reflection (turn off in hardened deployments).
     grpc_reflection: bool = True
     log_level: str = "info"
+    # Worker processes sharing the ports (SO_REUSEPORT); 0 = one per CPU core.
+    workers: int = 0
+    # Per API key GCRA limit: sustained requests per second and burst ceiling (0 = no limit).
+    rate_limit_per_second: float = 100.0
+    rate_limit_burst: int = 200
+    # Failed authentications allowed per client address per minute before 429 (0 = no limit).
+    auth_failure_limit_per_minute: int = 20
+    # Take the client address from the last X-Forwarded-For entry (behind a trusted proxy only).
+    trust_forwarded_for: bool = False
+    # Redis shared by all replicas for rate limits (redis://host:6379/0); empty = in-process.
+    redis_url: str = ""
+    # A handler running longer is cancelled (503 / DEADLINE_EXCEEDED); 0 = no timeout.
+    request_timeout_seconds: float = 30.0
+    # Requests handled at once per process; beyond it 503 / RESOURCE_EXHAUSTED at once (0 = no cap).
+    max_concurrent_requests: int = 256
+    # Serve Prometheus metrics at GET /metrics (no authentication: keep the port internal).
+    metrics: bool = True
 
     @classmethod
     def from_env(cls, **overrides: object) -> Config:

@@ -12,10 +12,13 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 
+from levy.app import metrics
 from levy.app.pipeline import Pipeline
 from levy.app.services import AppServices
 from levy.config import Config, split_address
@@ -39,9 +42,27 @@ def load_handlers() -> None:
     import levy.app.handlers  # noqa: F401
 
 
-async def serve(config: Config, *, ready: asyncio.Event | None = None) -> int:
+def reuse_port_socket(address: str) -> socket.socket:
+    """A listening TCP socket with SO_REUSEPORT: every worker binds its own on the
+    same port and the kernel spreads connections over them."""
+    host, port = split_address(address)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_db: bool = True,
+                reuse_port: bool = False) -> int:
+    """Serve until SIGTERM/SIGINT. ``migrate_db=False`` and ``reuse_port=True`` when
+    run as one of several workers (the parent migrated before forking)."""
     services = AppServices.create(config)
-    await migrate.upgrade(services.engine)
+    if migrate_db:
+        await migrate.upgrade(services.engine)
     load_handlers()
     pipeline = Pipeline(services)
     await _on_startup(services)
@@ -49,7 +70,11 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None) -> int:
     grpc_server = GrpcServer(pipeline, config)
     grpc_port = await grpc_server.start(config.grpc_address)
     gateway = Gateway(pipeline, config)
+    if config.metrics:
+        gateway.extra_routes["/metrics"] = _metrics
+    metrics.DB_POOL_SIZE.set(config.db_pool_size)
     host, port = split_address(config.http_address)
+    sockets = [reuse_port_socket(config.http_address)] if reuse_port else None
     web = _Uvicorn(
         uvicorn.Config(
             gateway,
@@ -57,12 +82,13 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None) -> int:
             port=port,
             lifespan="off",
             log_level="warning",
+            log_config=None,
             access_log=False,
             http="httptools",
             timeout_graceful_shutdown=int(config.shutdown_grace_seconds) or None,
         )
     )
-    web_task = asyncio.create_task(web.serve())
+    web_task = asyncio.create_task(web.serve(sockets=sockets))
     while not web.started:
         if web_task.done():
             await web_task
@@ -87,9 +113,15 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None) -> int:
         await asyncio.sleep(config.shutdown_drain_seconds)
     web.should_exit = True
     await asyncio.gather(grpc_server.stop(config.shutdown_grace_seconds), web_task, return_exceptions=True)
+    await pipeline.close()
     await services.close()
     print("levy: stopped", flush=True)
     return 0
+
+
+async def _metrics(scope: Any) -> tuple[int, bytes, str]:
+    body, ctype = metrics.render()
+    return 200, body, ctype
 
 
 async def _on_startup(services: AppServices) -> None:

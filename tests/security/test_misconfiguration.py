@@ -110,7 +110,17 @@ def test_reflection_can_be_turned_off(tmp_path: Path) -> None:
         assert srv.stop() == 0
 
 
-@pytest.mark.parametrize("path", ["/debug", "/debug/pprof", "/metrics", "/docs", "/admin", "/.env", "/.git/config",
+def test_metrics_can_be_turned_off(tmp_path: Path) -> None:
+    srv = start_server(f"sqlite+aiosqlite:///{tmp_path}/levy.db", tmp_path, extra_env={"LEVY_METRICS": "false"})
+    try:
+        r = httpx.get(srv.http_url + "/metrics", timeout=30)
+        assert r.status_code == 404, r.text[:300]
+        assert r.json()["errors"][0]["code"] == "not_found"
+    finally:
+        assert srv.stop() == 0
+
+
+@pytest.mark.parametrize("path", ["/debug", "/debug/pprof", "/docs", "/admin", "/.env", "/.git/config",
                                   "/server-status", "/openapi.yaml", "/customers/../api-keys"])
 def test_no_debug_endpoints(path: str, anon_http: httpx.Client) -> None:
     r = anon_http.get(path)

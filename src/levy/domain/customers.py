@@ -238,3 +238,148 @@ def validate_customer_fields(
         out["source"] = source
         out["source_account_id"] = account
     return out
+
+
+# ---------------------------------------------------------------- records and update rules
+
+Triple = tuple[str, str, str]  # (source, source_account_id, source_id)
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerRecord:
+    """A stored customer (active, merged or a deleted tombstone)."""
+
+    id: str
+    source: str
+    source_account_id: str
+    source_id: str
+    name: str | None
+    email: str | None
+    merged_into_customer_id: str | None
+    source_updated_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+    override_exempt: bool
+    override_resale: bool
+    override_manufacturing: bool
+    exemption_updated_at: datetime | None
+
+    @property
+    def triple(self) -> Triple:
+        return (self.source, self.source_account_id, self.source_id)
+
+    @property
+    def deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    def values(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in VALUE_FIELDS}
+
+
+VALUE_FIELDS = ("source", "source_account_id", "source_id", "name", "email", "source_updated_at")
+
+
+def triple_of(values: dict[str, Any]) -> Triple:
+    return (values["source"], values["source_account_id"], values["source_id"])
+
+
+def is_older(incoming: datetime | None, stored: datetime | None) -> bool:
+    """True when ``incoming`` source_updated_at is older than the stored one."""
+    return incoming is not None and stored is not None and incoming < stored
+
+
+def merge_values(current: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """Apply a partial update: keys absent or ``None`` in ``patch`` keep the current value."""
+    return {k: (patch[k] if patch.get(k) is not None else current.get(k)) for k in VALUE_FIELDS}
+
+
+def check_patch(current: CustomerRecord, patch: dict[str, Any]) -> dict[str, Any]:
+    """The customer's values after a PATCH, checked as a whole: the account id
+    must have the form of the (possibly new) source, and ``source_updated_at``
+    cannot move to an older time (422). Returns the merged values."""
+    merged = merge_values(current.values(), patch)
+    if patch.get("source") is not None or patch.get("source_account_id") is not None:
+        validate_source_account(merged["source"], merged["source_account_id"], "/source_account_id")
+    if is_older(patch.get("source_updated_at"), current.source_updated_at):
+        raise ValidationFailed(
+            f"source_updated_at {patch['source_updated_at'].isoformat()} is older than the stored "
+            f"{current.source_updated_at.isoformat()}: it can only move forward",  # type: ignore[union-attr]
+            pointer="/source_updated_at",
+            code="source_updated_at_older",
+        )
+    return merged
+
+
+def duplicate_meta(existing: CustomerRecord) -> dict[str, Any]:
+    """``meta`` of the 409 for a taken triple (spec 4.1 rule 1)."""
+    if existing.deleted:
+        return {"existing_customer_id": existing.id, "deleted": True}
+    return {
+        "existing_customer_id": existing.id,
+        "existing_customer_path": f"/customers/{existing.id}",
+        "deleted": False,
+    }
+
+
+# ---------------------------------------------------------------- batch upsert
+
+BATCH_STATUSES = ("created", "updated", "stale", "deleted", "failed")
+
+
+@dataclass(slots=True)
+class BatchItem:
+    """One request item: its validated values (None when it failed) and its outcome."""
+
+    index: int
+    values: dict[str, Any] | None
+    errors: list[Any]
+    status: str = ""
+    customer_id: str | None = None
+
+    @property
+    def triple(self) -> Triple:
+        assert self.values is not None
+        return triple_of(self.values)
+
+
+def fail_duplicates(items: list[BatchItem]) -> None:
+    """Every copy of a triple sent more than once in one request fails (spec 4.2 rule 3)."""
+    seen: dict[Triple, list[BatchItem]] = {}
+    for it in items:
+        if it.values is not None:
+            seen.setdefault(it.triple, []).append(it)
+    for triple, copies in seen.items():
+        if len(copies) < 2:
+            continue
+        where = ", ".join(str(c.index) for c in copies)
+        for c in copies:
+            c.values = None
+            c.status = "failed"
+            c.errors = ValidationFailed(
+                f"customer (source '{triple[0]}', source_account_id '{triple[1]}', source_id '{triple[2]}') "
+                f"appears more than once in this request (items {where}); send each customer once",
+                pointer=f"/data/{c.index}/source_id",
+                code="duplicate_in_request",
+            ).items
+
+
+def decide(item: BatchItem, stored: CustomerRecord | None) -> dict[str, Any] | None:
+    """The outcome of a valid item against the stored customer with its triple
+    (``None``: new). Sets ``item.status`` and returns the values to write,
+    or ``None`` when nothing is written."""
+    assert item.values is not None
+    if stored is None:
+        item.status = "created"
+        return dict(item.values)
+    item.customer_id = stored.id
+    if stored.deleted:
+        item.status = "deleted"
+        return None
+    if is_older(item.values.get("source_updated_at"), stored.source_updated_at):
+        item.status = "stale"
+        return None
+    item.status = "updated"
+    current = stored.values()
+    merged = merge_values(current, item.values)
+    return merged if merged != current else None

@@ -10,7 +10,9 @@ call, and translates the response or error. No business logic lives here.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +21,7 @@ from urllib.parse import parse_qsl, unquote
 import orjson
 from google.protobuf import descriptor, message
 
+from levy.app import metrics
 from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods
 from levy.config import Config
@@ -35,8 +38,10 @@ from levy.domain.ids import new_ulid
 from levy.domain.versioning import CURRENT
 from levy.transport import codec
 from levy.transport.errors import http_body
+from levy.transport.peer import client_address
 
 log = logging.getLogger("levy.gateway")
+access_log = logging.getLogger("levy.access")
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -157,7 +162,7 @@ class Gateway:
         if path == "/healthz" and http_method in ("GET", "HEAD"):
             status = 503 if self.shutting_down else 200
             body = orjson.dumps({"status": "shutting_down" if self.shutting_down else "serving"})
-            hdrs = [(b"x-request-id", request_id.encode())]
+            hdrs = [(b"x-request-id", request_id.encode()), (b"x-levy-worker", str(os.getpid()).encode())]
             if self.shutting_down:
                 hdrs.append((b"connection", b"close"))
             await _respond(send, status, body, "application/json", hdrs)
@@ -168,45 +173,25 @@ class Gateway:
             await _respond(send, status, body, ctype, [(b"x-request-id", request_id.encode())])
             return
 
+        started = time.perf_counter()
         ctx = self.pipeline.context(request_id=request_id, transport="rest")
         style = 0
+        rpc = "unmatched"
         extra_headers: list[tuple[bytes, bytes]] = []
         try:
-            route, path_params = self.router.match(http_method, path)
-            m = route.method
-            style = m.policy.error_style
-            headers = _headers(scope)
-            ctx.api_key = headers.get("x-api-key")
-            if ctx.api_key is None:
-                auth = headers.get("authorization")
-                if auth and auth[:7].lower() == "bearer ":
-                    ctx.api_key = auth[7:].strip()
-            ctx.service_version_header = headers.get("service-version")
-            ctx.include_unregistered = headers.get("x-include-unregistered", "").strip().lower() == "true"
-            ctx.idempotency_key = headers.get("idempotency-key")
-            if self.shutting_down:
-                raise Unavailable("The server is shutting down; retry on another replica.")
-            declared = headers.get("content-length")
-            if route.body and declared and declared.isdigit():
-                _check_size(int(declared), m.policy.max_body_bytes or self.config.max_body_bytes)
-            await self.pipeline.admit(m, ctx)
-            request = m.request_cls()
-            if route.body:
-                limit = m.policy.max_body_bytes or self.config.max_body_bytes
-                raw = await _read_body(receive, limit, headers.get("content-length"))
-                ctx.body_fingerprint = raw
-                _parse_body(route, request, raw, ctx)
-            _bind_query(route, request, scope.get("query_string", b""))
-            for name, value in path_params.items():
-                setattr(request, name, value)
-            response = await self.pipeline.run(m, request, ctx)
-            status, body, ctype = _render(m, response)
+            with self.pipeline.slot(ctx):
+                route, path_params = self.router.match(http_method, path)
+                m = route.method
+                rpc = m.full_name
+                style = m.policy.error_style
+                status, body, ctype = await self._call(route, path_params, scope, receive, ctx)
         except LevyError as e:
             if isinstance(e, MethodNotAllowed) and e.first.meta:
                 extra_headers.append((b"allow", ", ".join(e.first.meta["allow"]).encode()))
             status, body, ctype = http_body(e, style)
         except Exception:
-            log.exception("unexpected error on %s %s (request id %s)", http_method, path, request_id)
+            log.exception("unexpected error on %s %s (request id %s)", http_method, path, request_id,
+                          extra={"request_id": request_id, "method": rpc})
             status, body, ctype = http_body(InternalError(f"An unexpected error occurred. Request id: {request_id}."), style)
         extra_headers.append((b"x-request-id", request_id.encode()))
         extra_headers.append((b"service-version", (str(ctx.version) if ctx.version else CURRENT).encode()))
@@ -215,6 +200,44 @@ class Gateway:
         if self.shutting_down:
             extra_headers.append((b"connection", b"close"))
         await _respond(send, status, body, ctype, extra_headers)
+        elapsed = time.perf_counter() - started
+        metrics.observe("rest", rpc, str(status), elapsed)
+        access_log.info("%s %s %d", http_method, path, status, extra={
+            "request_id": request_id, "transport": "rest", "method": rpc, "http_method": http_method, "path": path,
+            "status": status, "duration_ms": round(elapsed * 1000, 3)})
+
+    async def _call(self, route: Route, path_params: dict[str, str], scope: Scope, receive: Receive,
+                    ctx: Any) -> tuple[int, bytes, str]:
+        m = route.method
+        headers = _headers(scope)
+        ctx.api_key = headers.get("x-api-key")
+        if ctx.api_key is None:
+            auth = headers.get("authorization")
+            if auth and auth[:7].lower() == "bearer ":
+                ctx.api_key = auth[7:].strip()
+        ctx.service_version_header = headers.get("service-version")
+        ctx.include_unregistered = headers.get("x-include-unregistered", "").strip().lower() == "true"
+        ctx.idempotency_key = headers.get("idempotency-key")
+        if self.shutting_down:
+            raise Unavailable("The server is shutting down; retry on another replica.")
+        declared = headers.get("content-length")
+        if route.body and declared and declared.isdigit():
+            _check_size(int(declared), m.policy.max_body_bytes or self.config.max_body_bytes)
+        client = scope.get("client")
+        peer = client_address(client[0] if client else None, headers.get("x-forwarded-for"),
+                              trust_forwarded_for=self.config.trust_forwarded_for)
+        await self.pipeline.admit(m, ctx, peer=peer)
+        request = m.request_cls()
+        if route.body:
+            limit = m.policy.max_body_bytes or self.config.max_body_bytes
+            raw = await _read_body(receive, limit, headers.get("content-length"))
+            ctx.body_fingerprint = raw
+            _parse_body(route, request, raw, ctx)
+        _bind_query(route, request, scope.get("query_string", b""))
+        for name, value in path_params.items():
+            setattr(request, name, value)
+        response = await self.pipeline.run(m, request, ctx)
+        return _render(m, response)
 
 
 async def _openapi(scope: Scope) -> tuple[int, bytes, str]:

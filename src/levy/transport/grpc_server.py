@@ -9,6 +9,7 @@ reflection.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,14 +18,17 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from levy.app import metrics
 from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods, services
 from levy.config import Config
 from levy.domain.errors import InternalError, LevyError, RequestTooLarge
 from levy.domain.ids import new_ulid
 from levy.transport.errors import to_rpc_status
+from levy.transport.peer import client_address
 
 log = logging.getLogger("levy.grpc")
+access_log = logging.getLogger("levy.access")
 
 # The largest request any method accepts (the batch upsert's 5 MB) plus room.
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
@@ -48,7 +52,9 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
     limit = m.policy.max_body_bytes or config.max_body_bytes
 
     async def behavior(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        started = time.perf_counter()
         ctx = pipeline.context(request_id="req_" + new_ulid(), transport="grpc")
+        forwarded = None
         for key, value in context.invocation_metadata() or ():
             if key == "x-api-key":
                 ctx.api_key = value
@@ -61,26 +67,42 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
                 ctx.include_unregistered = value.strip().lower() == "true"
             elif key == "idempotency-key":
                 ctx.idempotency_key = value
+            elif key == "x-forwarded-for":
+                forwarded = value
         try:
-            size = request.ByteSize()
-            if size > limit:
-                raise RequestTooLarge(
-                    f"The request is {size} bytes; the maximum is {limit} bytes. Split it into smaller requests."
-                )
-            response = await pipeline.invoke(m, request, ctx)
+            with pipeline.slot(ctx):
+                size = request.ByteSize()
+                if size > limit:
+                    raise RequestTooLarge(
+                        f"The request is {size} bytes; the maximum is {limit} bytes. Split it into smaller requests."
+                    )
+                peer = client_address(context.peer(), forwarded, trust_forwarded_for=config.trust_forwarded_for)
+                response = await pipeline.invoke(m, request, ctx, peer=peer, deadline=context.time_remaining())
         except LevyError as e:
             err: LevyError = e
         except Exception:
-            log.exception("unexpected error in %s (request id %s)", m.full_name, ctx.request_id)
+            log.exception("unexpected error in %s (request id %s)", m.full_name, ctx.request_id,
+                          extra={"request_id": ctx.request_id, "method": m.full_name})
             err = InternalError(f"An unexpected error occurred. Request id: {ctx.request_id}.")
         else:
             context.set_trailing_metadata(_trailers(ctx))
+            _observe(m, ctx, "OK", started)
             return response
         status = to_rpc_status(err)
         trailers = [("grpc-status-details-bin", status.SerializeToString()), *_trailers(ctx)]
-        await context.abort_with_status(_Status(_code(status.code), status.message, trailers))
+        code = _code(status.code)
+        _observe(m, ctx, code.name, started)
+        await context.abort_with_status(_Status(code, status.message, trailers))
 
     return behavior
+
+
+def _observe(m: MethodInfo, ctx: Any, status: str, started: float) -> None:
+    elapsed = time.perf_counter() - started
+    metrics.observe("grpc", m.full_name, status, elapsed)
+    access_log.info("%s %s", m.full_name, status, extra={
+        "request_id": ctx.request_id, "transport": "grpc", "method": m.full_name, "status": status,
+        "duration_ms": round(elapsed * 1000, 3)})
 
 
 def _trailers(ctx: Any) -> list[tuple[str, str]]:

@@ -154,7 +154,9 @@ Global___CustomerExemption: _TypeAlias = CustomerExemption  # noqa: Y015
 
 @_typing.final
 class ExemptionOverrides(_message.Message):
-    """Customer-wide exemption overrides."""
+    """Customer-wide exemption overrides. Always all three in responses; on
+    update an unset (null or omitted) field keeps its current value.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -170,15 +172,26 @@ class ExemptionOverrides(_message.Message):
     def __init__(
         self,
         *,
-        exempt: _builtins.bool = ...,
-        resale: _builtins.bool = ...,
-        manufacturing: _builtins.bool = ...,
+        exempt: _builtins.bool | None = ...,
+        resale: _builtins.bool | None = ...,
+        manufacturing: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_exempt", b"_exempt", "_manufacturing", b"_manufacturing", "_resale", b"_resale", "exempt", b"exempt", "manufacturing", b"manufacturing", "resale", b"resale"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["exempt", b"exempt", "manufacturing", b"manufacturing", "resale", b"resale"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_exempt", b"_exempt", "_manufacturing", b"_manufacturing", "_resale", b"_resale", "exempt", b"exempt", "manufacturing", b"manufacturing", "resale", b"resale"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__exempt: _TypeAlias = _typing.Literal["exempt"]  # noqa: Y015
+    _WhichOneofArgType__exempt: _TypeAlias = _typing.Literal["_exempt", b"_exempt"]  # noqa: Y015
+    _WhichOneofReturnType__manufacturing: _TypeAlias = _typing.Literal["manufacturing"]  # noqa: Y015
+    _WhichOneofArgType__manufacturing: _TypeAlias = _typing.Literal["_manufacturing", b"_manufacturing"]  # noqa: Y015
+    _WhichOneofReturnType__resale: _TypeAlias = _typing.Literal["resale"]  # noqa: Y015
+    _WhichOneofArgType__resale: _TypeAlias = _typing.Literal["_resale", b"_resale"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__exempt) -> _WhichOneofReturnType__exempt | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__manufacturing) -> _WhichOneofReturnType__manufacturing | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__resale) -> _WhichOneofReturnType__resale | None: ...
 
 Global___ExemptionOverrides: _TypeAlias = ExemptionOverrides  # noqa: Y015
 

@@ -1,0 +1,306 @@
+"""Customer use cases, shared by the RPC handlers and the CLI.
+
+Each function runs inside the caller's unit of work (``conn``): validated
+domain values in, domain records out. Transport concerns (protobuf, JSON)
+stay in ``levy.app.handlers``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from datetime import date, datetime, timezone
+from typing import Any, TypeVar
+
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.domain.customers import (
+    BatchItem,
+    CustomerRecord,
+    check_patch,
+    decide,
+    duplicate_meta,
+    fail_duplicates,
+    triple_of,
+)
+from levy.domain.errors import Conflict, FailedPrecondition, NotFound
+from levy.domain.exemptions import Certificate, check_merge, validate_certificate
+from levy.domain.ids import new_id
+from levy.domain.pagination import PageRequest
+from levy.store.customers import SqlCustomers
+
+T = TypeVar("T")
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _not_found(customer_id: str) -> NotFound:
+    return NotFound(f"No customer '{customer_id}' in your organization.")
+
+
+async def active_customer(store: SqlCustomers, org: str, customer_id: str, *, lock: bool = False) -> CustomerRecord:
+    """The customer unless missing, another organization's, or deleted (404)."""
+    rec = await store.get(org, customer_id, lock=lock)
+    if rec is None or rec.deleted:
+        raise _not_found(customer_id)
+    return rec
+
+
+# ------------------------------------------------------------------ customers
+
+
+async def create_customer(conn: AsyncConnection, org: str, values: dict[str, Any]) -> CustomerRecord:
+    """Insert a customer; 409 with ``meta`` when its triple is taken (also by a tombstone)."""
+    store = SqlCustomers(conn)
+    now = utcnow()
+    cid = new_id("cust")
+    if not await store.insert(org, cid, values, now):
+        existing = await store.find(org, triple_of(values))
+        assert existing is not None
+        raise _duplicate(existing)
+    rec = await store.get(org, cid)
+    assert rec is not None
+    return rec
+
+
+def _duplicate(existing: CustomerRecord) -> Conflict:
+    if existing.deleted:
+        detail = (
+            f"A deleted customer ({existing.id}) holds this source, source_account_id and source_id; "
+            "it cannot be created again."
+        )
+    else:
+        detail = f"Customer {existing.id} already has this source, source_account_id and source_id."
+    return Conflict(detail, meta=duplicate_meta(existing), code="duplicate_customer", title="Duplicate Customer")
+
+
+async def list_customers(conn: AsyncConnection, org: str, page: PageRequest) -> tuple[list[CustomerRecord], bool]:
+    return await SqlCustomers(conn).page(org, page.limit, page.starting_after)
+
+
+async def get_customer(conn: AsyncConnection, org: str, customer_id: str) -> tuple[CustomerRecord, list[Certificate]]:
+    store = SqlCustomers(conn)
+    rec = await active_customer(store, org, customer_id)
+    return rec, await store.certificates(org, customer_id)
+
+
+async def update_customer(conn: AsyncConnection, org: str, customer_id: str, patch: dict[str, Any]) -> CustomerRecord:
+    """PATCH: omitted and null keep the current value; a new triple must be free (409)."""
+    store = SqlCustomers(conn)
+    current = await active_customer(store, org, customer_id, lock=True)
+    merged = check_patch(current, patch)
+    changes = {k: v for k, v in merged.items() if v != getattr(current, k)}
+    if not changes:
+        return current
+    if triple_of(merged) != current.triple:
+        holder = await store.find(org, triple_of(merged))
+        if holder is not None:
+            raise _duplicate(holder)
+    changes["updated_at"] = utcnow()
+    try:
+        async with conn.begin_nested():
+            await store.update(org, customer_id, changes)
+    except IntegrityError:
+        # A concurrent request took the new triple between our check and the update.
+        holder = await store.find(org, triple_of(merged))
+        assert holder is not None
+        raise _duplicate(holder) from None
+    return replace(current, **changes)
+
+
+async def delete_customer(conn: AsyncConnection, org: str, customer_id: str) -> None:
+    """Tombstone the customer (idempotent) and remove its certificates."""
+    store = SqlCustomers(conn)
+    rec = await store.get(org, customer_id, lock=True)
+    if rec is None:
+        raise _not_found(customer_id)
+    if rec.deleted:
+        return
+    now = utcnow()
+    await store.delete_certificates(org, customer_id)
+    await store.update(org, customer_id, {"deleted_at": now, "updated_at": now})
+
+
+async def restore_customer(conn: AsyncConnection, org: str, customer_id: str) -> CustomerRecord:
+    store = SqlCustomers(conn)
+    rec = await store.get(org, customer_id, lock=True)
+    if rec is None:
+        raise _not_found(customer_id)
+    if not rec.deleted:
+        raise FailedPrecondition(f"Customer {customer_id} is not deleted; there is nothing to restore.")
+    changes = {"deleted_at": None, "updated_at": utcnow()}
+    await store.update(org, customer_id, changes)
+    return replace(rec, **changes)
+
+
+async def merge_customer(conn: AsyncConnection, org: str, customer_id: str, into_id: str) -> CustomerRecord:
+    store = SqlCustomers(conn)
+    rec = await active_customer(store, org, customer_id, lock=True)
+    target = await store.get(org, into_id, lock=True) if into_id != customer_id else rec
+    if target is None:
+        raise NotFound(f"No customer '{into_id}' in your organization to merge into.", pointer="/into_customer_id")
+    check_merge(customer_id, into_id, rec.merged_into_customer_id, target.merged_into_customer_id, target.deleted)
+    changes = {"merged_into_customer_id": into_id, "updated_at": utcnow()}
+    await store.update(org, customer_id, changes)
+    return replace(rec, **changes)
+
+
+async def set_overrides(conn: AsyncConnection, org: str, customer_id: str, overrides: dict[str, bool | None]) -> CustomerRecord:
+    """Set the customer-wide exemption overrides; ``None`` keeps the current value."""
+    store = SqlCustomers(conn)
+    rec = await active_customer(store, org, customer_id, lock=True)
+    changes: dict[str, Any] = {
+        f"override_{k}": v for k, v in overrides.items() if v is not None and v != getattr(rec, f"override_{k}")
+    }
+    if changes:
+        changes["exemption_updated_at"] = utcnow()
+        await store.update(org, customer_id, changes)
+    return replace(rec, **changes)
+
+
+# ------------------------------------------------------------------ batch upsert
+
+
+async def batch_upsert(conn: AsyncConnection, org: str, items: list[BatchItem]) -> dict[str, CustomerRecord]:
+    """Create or update the valid items in one transaction with a constant number
+    of statements: one select of the triples (locked on PostgreSQL), one insert
+    (``ON CONFLICT DO NOTHING``), a re-select only for triples a concurrent
+    request inserted first, one executemany update. Sets each item's status;
+    returns the customers as stored, by id."""
+    store = SqlCustomers(conn)
+    fail_duplicates(items)
+    valid = sorted((it for it in items if it.values is not None), key=lambda it: it.triple)
+    for it in items:
+        if it.values is None:
+            it.status = "failed"
+    now = utcnow()
+    stored = await store.select_triples(org, [it.triple for it in valid], lock=True)
+    out: dict[str, CustomerRecord] = {}
+    updates: list[tuple[BatchItem, dict[str, Any]]] = []
+    inserts: list[tuple[BatchItem, dict[str, Any]]] = []
+
+    def plan(it: BatchItem, current: CustomerRecord | None) -> None:
+        writes = decide(it, current)
+        if current is not None:
+            out[current.id] = current
+        if writes is None:
+            return
+        if current is None:
+            it.customer_id = new_id("cust")
+            inserts.append((it, writes))
+        else:
+            updates.append((it, writes))
+
+    for it in valid:
+        plan(it, stored.get(it.triple))
+    inserted = await store.insert_many(org, [(it.customer_id, v) for it, v in inserts], now)  # type: ignore[misc]
+    lost = [it for it, _ in inserts if it.customer_id not in inserted]
+    for it, v in inserts:
+        if it.customer_id in inserted:
+            out[it.customer_id] = _fresh(it.customer_id, v, now)  # type: ignore[arg-type]
+    if lost:
+        # A concurrent request inserted these triples after our select: update them instead.
+        inserts.clear()
+        raced = await store.select_triples(org, [it.triple for it in lost], lock=True)
+        for it in lost:
+            plan(it, raced[it.triple])
+    await store.update_many(org, [(it.customer_id, v) for it, v in updates], now)  # type: ignore[misc]
+    for it, v in updates:
+        out[it.customer_id] = replace(out[it.customer_id], **v, updated_at=now)  # type: ignore[index]
+    return out
+
+
+def _fresh(customer_id: str, values: dict[str, Any], now: datetime) -> CustomerRecord:
+    return CustomerRecord(
+        id=customer_id, source=values["source"], source_account_id=values["source_account_id"],
+        source_id=values["source_id"], name=values.get("name"), email=values.get("email"),
+        merged_into_customer_id=None, source_updated_at=values.get("source_updated_at"), created_at=now,
+        updated_at=now, deleted_at=None, override_exempt=False, override_resale=False,
+        override_manufacturing=False, exemption_updated_at=None,
+    )
+
+
+def _is_deadlock(e: DBAPIError) -> bool:
+    code = getattr(e.orig, "pgcode", None) or getattr(e.orig, "sqlstate", None)
+    return code in ("40P01", "40001")
+
+
+async def retry_deadlocks(fn: Callable[[], Awaitable[T]], attempts: int = 5) -> T:
+    """Run a whole unit of work again when PostgreSQL aborts it as a deadlock victim."""
+    for attempt in range(attempts):
+        try:
+            return await fn()
+        except DBAPIError as e:
+            if not _is_deadlock(e) or attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+# ------------------------------------------------------------------ certificates
+
+
+async def add_certificate(conn: AsyncConnection, org: str, customer_id: str, raw: dict[str, str | None]) -> Certificate:
+    store = SqlCustomers(conn)
+    await active_customer(store, org, customer_id, lock=True)
+    f = validate_certificate(raw, create=True)
+    now = utcnow()
+    cert = Certificate(
+        id=new_id("cexc"), customer_id=customer_id, jurisdiction=f.jurisdiction,  # type: ignore[arg-type]
+        exemption_type=f.exemption_type, status=f.status or "in_review",  # type: ignore[arg-type]
+        starts_at=f.starts_at, expires_at=f.expires_at, created_at=now, updated_at=now,
+    )
+    await store.insert_certificate(org, cert)
+    await store.update(org, customer_id, {"exemption_updated_at": now})
+    return cert
+
+
+async def list_certificates(
+    conn: AsyncConnection, org: str, customer_id: str, page: PageRequest
+) -> tuple[list[Certificate], bool]:
+    store = SqlCustomers(conn)
+    await active_customer(store, org, customer_id)
+    return await store.certificate_page(org, customer_id, page.limit, page.starting_after)
+
+
+async def _certificate(store: SqlCustomers, org: str, customer_id: str, certificate_id: str) -> Certificate:
+    await active_customer(store, org, customer_id, lock=True)
+    cert = await store.certificate(org, customer_id, certificate_id)
+    if cert is None:
+        raise NotFound(f"Customer '{customer_id}' has no exemption certificate '{certificate_id}'.")
+    return cert
+
+
+async def update_certificate(
+    conn: AsyncConnection, org: str, customer_id: str, certificate_id: str, raw: dict[str, str | None]
+) -> Certificate:
+    """Partial update: fields not given (or null) keep their value."""
+    store = SqlCustomers(conn)
+    cert = await _certificate(store, org, customer_id, certificate_id)
+    f = validate_certificate(raw, create=False, current=cert)
+    changes: dict[str, Any] = {
+        k: getattr(f, k) for k in ("jurisdiction", "exemption_type", "status", "starts_at", "expires_at")
+        if getattr(f, k) is not None and getattr(f, k) != getattr(cert, k)
+    }
+    if not changes:
+        return cert
+    now = utcnow()
+    changes["updated_at"] = now
+    await store.update_certificate(org, certificate_id, changes)
+    await store.update(org, customer_id, {"exemption_updated_at": now})
+    return replace(cert, **changes)
+
+
+async def remove_certificate(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str) -> None:
+    store = SqlCustomers(conn)
+    await _certificate(store, org, customer_id, certificate_id)
+    await store.delete_certificates(org, customer_id, certificate_id)
+    await store.update(org, customer_id, {"exemption_updated_at": utcnow()})
+
+
+def today() -> date:
+    return utcnow().date()

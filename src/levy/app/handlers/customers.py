@@ -1,0 +1,287 @@
+"""Customers (spec 2.1, 3.2, 4.1, 4.2) and the customer-centric organization
+operations: exemption certificates, overrides, restore and merge.
+
+Thin: request message -> validated domain values -> use case in
+``levy.app.customers`` (one unit of work) -> response message.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from google.protobuf import message, struct_pb2
+
+from levy.app import customers as uc
+from levy.app.context import CallContext
+from levy.app.registry import handles
+from levy.domain.customers import BatchItem, CustomerRecord, validate_customer_fields
+from levy.domain.errors import ErrorItem, RequiredField, ValidationFailed
+from levy.domain.exemptions import Certificate, covering_certificates, jurisdiction_name
+from levy.domain.pagination import page_request
+from levy.v1 import customers_pb2 as pb
+from levy.v1 import errors_pb2
+from levy.v1 import organization_pb2 as opb
+from google.protobuf import empty_pb2
+
+T = TypeVar("T")
+
+CUSTOMER_INPUT = ("source_id", "source", "source_account_id", "name", "email", "source_updated_at")
+CUSTOMER_READ_ONLY = ("id", "merged_into_customer_id", "created_at", "updated_at", "exemption")
+CERTIFICATE_INPUT = ("jurisdiction", "exemption_type", "status", "starts_at", "expires_at")
+CERTIFICATE_READ_ONLY = ("id", "customer_id", "created_at", "updated_at")
+
+
+# ------------------------------------------------------------------ message <-> values
+
+
+def _is_set(msg: message.Message, name: str) -> bool:
+    f = msg.DESCRIPTOR.fields_by_name[name]
+    return msg.HasField(name) if f.has_presence else bool(getattr(msg, name))
+
+
+def _reject_read_only(msg: message.Message, names: tuple[str, ...], prefix: str) -> list[ValidationFailed]:
+    """gRPC callers can set output-only fields; refuse them like the gateway does."""
+    return [
+        ValidationFailed(f"'{n}' is read-only and cannot be set.", pointer=f"{prefix}/{n}", type="read_only")
+        for n in names
+        if _is_set(msg, n)
+    ]
+
+
+def _present(msg: message.Message, mask: Any, names: tuple[str, ...]) -> list[str]:
+    """Fields the caller sent: the update mask (REST: the JSON keys; gRPC may set
+    it), or every set field when it is empty."""
+    paths = list(mask.paths) if mask is not None else []
+    if paths:
+        return [p for p in paths if p in names]
+    return [n for n in names if _is_set(msg, n)]
+
+
+def _ts(msg: message.Message, name: str) -> datetime | None:
+    return getattr(msg, name).ToDatetime(tzinfo=timezone.utc) if msg.HasField(name) else None
+
+
+def customer_values(msg: pb.Customer, prefix: str, *, present: list[str] | None = None) -> dict[str, Any]:
+    """Validated customer input. ``present`` given: a partial update (absent or
+    null fields are ``None``, meaning keep the current value)."""
+    errors = _reject_read_only(msg, CUSTOMER_READ_ONLY, prefix)
+    names = present if present is not None else [n for n in CUSTOMER_INPUT if _is_set(msg, n)]
+    data = {n: (getattr(msg, n) if msg.HasField(n) else None) for n in names if n != "source_updated_at"}
+    try:
+        values = validate_customer_fields(data, prefix, partial=present is not None)
+    except ValidationFailed as e:
+        errors.append(e)
+    if errors:
+        raise ValidationFailed.many(errors)
+    values["source_updated_at"] = _ts(msg, "source_updated_at")
+    return values
+
+
+def customer_pb(rec: CustomerRecord, exemption: pb.CustomerExemption | None = None) -> pb.Customer:
+    out = pb.Customer(id=rec.id, source_id=rec.source_id, source=rec.source, source_account_id=rec.source_account_id)
+    for name in ("name", "email", "merged_into_customer_id"):
+        value = getattr(rec, name)
+        if value is not None:
+            setattr(out, name, value)
+    for name in ("source_updated_at", "created_at", "updated_at"):
+        value = getattr(rec, name)
+        if value is not None:
+            getattr(out, name).FromDatetime(value.astimezone(timezone.utc))
+    if exemption is not None:
+        out.exemption.CopyFrom(exemption)
+    return out
+
+
+def overrides_pb(rec: CustomerRecord) -> pb.ExemptionOverrides:
+    return pb.ExemptionOverrides(
+        exempt=rec.override_exempt, resale=rec.override_resale, manufacturing=rec.override_manufacturing
+    )
+
+
+def exemption_pb(rec: CustomerRecord, certificates: list[Certificate], today: date) -> pb.CustomerExemption:
+    out = pb.CustomerExemption(overrides=overrides_pb(rec))
+    for c in covering_certificates(certificates, today):
+        row = out.jurisdictions.add(
+            jurisdiction=c.jurisdiction, jurisdiction_name=jurisdiction_name(c.jurisdiction),
+            exemption_type=c.exemption_type, status=c.status, certificate_id=c.id,
+        )
+        if c.starts_at is not None:
+            row.starts_at = c.starts_at.isoformat()
+        if c.expires_at is not None:
+            row.expires_at = c.expires_at.isoformat()
+    if rec.exemption_updated_at is not None:
+        out.updated_at.FromDatetime(rec.exemption_updated_at.astimezone(timezone.utc))
+    return out
+
+
+def certificate_pb(c: Certificate) -> opb.ExemptionCertificate:
+    out = opb.ExemptionCertificate(
+        id=c.id, customer_id=c.customer_id, jurisdiction=c.jurisdiction, exemption_type=c.exemption_type,
+        status=c.status,
+    )
+    if c.starts_at is not None:
+        out.starts_at = c.starts_at.isoformat()
+    if c.expires_at is not None:
+        out.expires_at = c.expires_at.isoformat()
+    out.created_at.FromDatetime(c.created_at.astimezone(timezone.utc))
+    out.updated_at.FromDatetime(c.updated_at.astimezone(timezone.utc))
+    return out
+
+
+def error_pb(item: ErrorItem) -> errors_pb2.ErrorObject:
+    out = errors_pb2.ErrorObject(
+        status=str(item.status), code=item.code, title=item.title, detail=item.detail, type=item.type or ""
+    )
+    if item.pointer is not None:
+        out.source.pointer = item.pointer
+    if item.meta is not None:
+        s = struct_pb2.Struct()
+        s.update(item.meta)
+        out.meta.CopyFrom(s)
+    return out
+
+
+async def _write(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """Run a use case in one write unit of work of the caller's organization."""
+    async with ctx.services.uow(write=True) as conn:
+        return await fn(conn, ctx.organization_id, *args)
+
+
+async def _read(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    async with ctx.services.uow() as conn:
+        return await fn(conn, ctx.organization_id, *args)
+
+
+def _page(req: Any) -> Any:
+    return page_request(
+        req.limit if req.HasField("limit") else None,
+        req.starting_after if req.HasField("starting_after") else None,
+    )
+
+
+# ------------------------------------------------------------------ CustomerService
+
+
+@handles("levy.v1.CustomerService.CreateCustomer")
+async def create_customer(req: pb.CreateCustomerRequest, ctx: CallContext) -> pb.Customer:
+    values = customer_values(req.customer, "")
+    rec = await _write(ctx, uc.create_customer, values)
+    return customer_pb(rec)
+
+
+@handles("levy.v1.CustomerService.ListCustomers")
+async def list_customers(req: pb.ListCustomersRequest, ctx: CallContext) -> pb.ListCustomersResponse:
+    page = _page(req)
+    recs, has_more = await _read(ctx, uc.list_customers, page)
+    return pb.ListCustomersResponse(data=[customer_pb(r) for r in recs], has_more=has_more)
+
+
+@handles("levy.v1.CustomerService.GetCustomer")
+async def get_customer(req: pb.GetCustomerRequest, ctx: CallContext) -> pb.Customer:
+    rec, certs = await _read(ctx, uc.get_customer, req.customer_id)
+    return customer_pb(rec, exemption_pb(rec, certs, uc.today()))
+
+
+@handles("levy.v1.CustomerService.UpdateCustomer")
+async def update_customer(req: pb.UpdateCustomerRequest, ctx: CallContext) -> pb.Customer:
+    patch = customer_values(req.customer, "", present=_present(req.customer, req.update_mask, CUSTOMER_INPUT))
+    rec = await _write(ctx, uc.update_customer, req.customer_id, patch)
+    return customer_pb(rec)
+
+
+@handles("levy.v1.CustomerService.DeleteCustomer")
+async def delete_customer(req: pb.DeleteCustomerRequest, ctx: CallContext) -> empty_pb2.Empty:
+    await _write(ctx, uc.delete_customer, req.customer_id)
+    return empty_pb2.Empty()
+
+
+@handles("levy.v1.CustomerService.BatchUpsertCustomers")
+async def batch_upsert(req: pb.BatchUpsertCustomersRequest, ctx: CallContext) -> pb.BatchUpsertCustomersResponse:
+    items: list[BatchItem] = []
+    for i, m in enumerate(req.data):
+        errors = list(ctx.item_errors.get(i, ()))
+        values = None
+        if not errors:
+            try:
+                values = customer_values(m, f"/data/{i}")
+            except ValidationFailed as e:
+                errors = e.items
+        items.append(BatchItem(i, values, errors))
+
+    stored = await uc.retry_deadlocks(lambda: _write(ctx, uc.batch_upsert, items))
+    resp = pb.BatchUpsertCustomersResponse(object="batch")
+    counts = dict.fromkeys(("created", "updated", "stale", "deleted", "failed"), 0)
+    for it in items:
+        counts[it.status] += 1
+        out = resp.data.add(index=it.index, status=it.status)
+        if it.status in ("created", "updated", "stale"):
+            out.customer.CopyFrom(customer_pb(stored[it.customer_id]))  # type: ignore[index]
+        elif it.status == "failed":
+            out.errors.extend(error_pb(e) for e in it.errors)
+    resp.summary.CopyFrom(pb.BatchSummary(**counts))
+    return resp
+
+
+# ------------------------------------------------------------------ OrganizationService (customer side)
+
+
+def _certificate_input(msg: opb.ExemptionCertificate, present: list[str] | None = None) -> dict[str, str | None]:
+    errors = _reject_read_only(msg, CERTIFICATE_READ_ONLY, "")
+    if errors:
+        raise ValidationFailed.many(errors)
+    names = present if present is not None else list(CERTIFICATE_INPUT)
+    return {n: (getattr(msg, n) if msg.HasField(n) else None) for n in names}
+
+
+@handles("levy.v1.OrganizationService.CreateExemptionCertificate")
+async def create_certificate(req: opb.CreateExemptionCertificateRequest, ctx: CallContext) -> opb.ExemptionCertificate:
+    raw = _certificate_input(req.certificate)
+    cert = await _write(ctx, uc.add_certificate, req.customer_id, raw)
+    return certificate_pb(cert)
+
+
+@handles("levy.v1.OrganizationService.ListExemptionCertificates")
+async def list_certificates(
+    req: opb.ListExemptionCertificatesRequest, ctx: CallContext
+) -> opb.ListExemptionCertificatesResponse:
+    page = _page(req)
+    certs, has_more = await _read(ctx, uc.list_certificates, req.customer_id, page)
+    return opb.ListExemptionCertificatesResponse(data=[certificate_pb(c) for c in certs], has_more=has_more)
+
+
+@handles("levy.v1.OrganizationService.UpdateExemptionCertificate")
+async def update_certificate(req: opb.UpdateExemptionCertificateRequest, ctx: CallContext) -> opb.ExemptionCertificate:
+    raw = _certificate_input(req.certificate, _present(req.certificate, req.update_mask, CERTIFICATE_INPUT))
+    cert = await _write(ctx, uc.update_certificate, req.customer_id, req.certificate_id, raw)
+    return certificate_pb(cert)
+
+
+@handles("levy.v1.OrganizationService.DeleteExemptionCertificate")
+async def delete_certificate(req: opb.DeleteExemptionCertificateRequest, ctx: CallContext) -> empty_pb2.Empty:
+    await _write(ctx, uc.remove_certificate, req.customer_id, req.certificate_id)
+    return empty_pb2.Empty()
+
+
+@handles("levy.v1.OrganizationService.UpdateExemptionOverrides")
+async def update_overrides(req: opb.UpdateExemptionOverridesRequest, ctx: CallContext) -> pb.ExemptionOverrides:
+    names = ("exempt", "resale", "manufacturing")
+    present = _present(req.overrides, req.update_mask, names)
+    values = {n: (getattr(req.overrides, n) if req.overrides.HasField(n) else None) for n in present}
+    rec = await _write(ctx, uc.set_overrides, req.customer_id, values)
+    return overrides_pb(rec)
+
+
+@handles("levy.v1.OrganizationService.RestoreCustomer")
+async def restore_customer(req: opb.RestoreCustomerRequest, ctx: CallContext) -> pb.Customer:
+    rec = await _write(ctx, uc.restore_customer, req.customer_id)
+    return customer_pb(rec)
+
+
+@handles("levy.v1.OrganizationService.MergeCustomer")
+async def merge_customer(req: opb.MergeCustomerRequest, ctx: CallContext) -> pb.Customer:
+    if not req.HasField("into_customer_id") or not req.into_customer_id.strip():
+        raise RequiredField("into_customer_id", pointer="/into_customer_id")
+    rec = await _write(ctx, uc.merge_customer, req.customer_id, req.into_customer_id)
+    return customer_pb(rec)

@@ -1,0 +1,67 @@
+"""Prometheus metrics, the same for gRPC and REST (served at ``GET /metrics``).
+
+With several workers (``levy serve --workers N``) the parent sets
+``PROMETHEUS_MULTIPROC_DIR`` before forking, each worker writes its samples
+there, and whichever worker answers ``/metrics`` aggregates all of them
+(prometheus_client multiprocess mode: counters and histograms summed, gauges
+summed over live workers).
+
+Labels: ``transport`` (grpc | rest), ``method`` (the RPC's full name, e.g.
+``levy.v1.CustomerService.CreateCustomer``; ``unmatched`` for REST paths that
+match no route), ``status`` (the HTTP status for REST, the gRPC code name for
+gRPC).
+"""
+
+from __future__ import annotations
+
+import os
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+REQUESTS = Counter("levy_requests_total", "Requests handled, by transport, method and status.",
+                   ["transport", "method", "status"])
+LATENCY = Histogram("levy_request_duration_seconds", "Request latency (seconds), by transport and method.",
+                    ["transport", "method"],
+                    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0))
+RATE_LIMITED = Counter("levy_rate_limited_total",
+                       "Requests refused with 429, by kind (api_key: per-key limit; auth_failures: failed "
+                       "authentication per client address).", ["kind"])
+OVERLOADED = Counter("levy_rejected_total",
+                     "Requests refused by the process's safeguards, by reason (concurrency: over "
+                     "LEVY_MAX_CONCURRENT_REQUESTS; timeout: over LEVY_REQUEST_TIMEOUT_SECONDS).", ["reason"])
+LIMITER_ERRORS = Counter("levy_rate_limiter_errors_total",
+                         "Rate-limit checks that could not reach Redis (the request was allowed).")
+IN_FLIGHT = Gauge("levy_requests_in_flight", "Requests being handled now.", multiprocess_mode="livesum")
+DB_POOL_CHECKED_OUT = Gauge("levy_db_pool_checked_out", "Database connections checked out of the pool.",
+                            multiprocess_mode="livesum")
+DB_POOL_SIZE = Gauge("levy_db_pool_size", "Configured database pool size (per process).",
+                     multiprocess_mode="livesum")
+
+
+def observe(transport: str, method: str, status: str, seconds: float) -> None:
+    REQUESTS.labels(transport, method, status).inc()
+    LATENCY.labels(transport, method).observe(seconds)
+
+
+def observe_pool(engine: object) -> None:
+    pool = getattr(engine, "pool", None)
+    checkedout = getattr(pool, "checkedout", None)
+    if checkedout is not None:
+        DB_POOL_CHECKED_OUT.set(checkedout())
+
+
+def render() -> tuple[bytes, str]:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST

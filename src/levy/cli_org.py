@@ -1,0 +1,202 @@
+"""``levy settings show|set`` and ``levy registrations list|add|remove``:
+organization administration for operators, through the same application
+functions as the admin API (``levy.app.organization``), so validation and
+errors are the API's."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from levy.domain.settings import CERTIFICATE_TREATMENTS
+
+_ORG_HELP = "Organization (default: the only organization; required when there are several)."
+
+
+def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
+    settings = sub.add_parser("settings", help="Show or change an organization's tax settings.",
+                              description="Show or change an organization's tax settings (as GET/PATCH "
+                              "/organization/settings do).")
+    ssub = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
+    p = ssub.add_parser("show", help="Print the settings as JSON.",
+                        description="Print the organization's settings as JSON (the API's shape).")
+    _common(p, add_db)
+    p.set_defaults(func=_settings_show)
+    p = ssub.add_parser("set", help="Change some settings and print the result as JSON.",
+                        description="Change the settings named by the options (the others stay) and print the "
+                        "result as JSON. Invalid values change nothing and exit 2.")
+    p.add_argument("--default-tax-codes", metavar="CODE[,CODE]",
+                   help="Tax codes for products without their own, comma-separated: a full tax code and optional "
+                   "attributes, e.g. SOFTWARE.SAAS.GENERAL,_B2B (never SALES_TAX).")
+    p.add_argument("--exemption-management", choices=["on", "off"],
+                   help="on: calculations apply exemption certificates; off: certificates are ignored.")
+    p.add_argument("--certificate-treatment", choices=list(CERTIFICATE_TREATMENTS),
+                   help="certificate_only: a certificate exempts every sale in its state; "
+                   "certificate_and_product_tax_code: only lines with the matching attribute (e.g. _RESALE).")
+    p.add_argument("--name", help="The organization's name.")
+    _common(p, add_db)
+    p.set_defaults(func=_settings_set)
+
+    regs = sub.add_parser("registrations", help="Manage the seller's registrations.",
+                          description="Manage the jurisdictions where the seller is registered to collect tax.")
+    rsub = regs.add_subparsers(dest="registrations_command", metavar="ACTION", required=True)
+    p = rsub.add_parser("list", help="List registrations, newest first.",
+                        description="List registrations, newest first: id, jurisdiction, number, effective from, "
+                        "effective to, created.")
+    _common(p, add_db)
+    p.set_defaults(func=_registrations_list)
+    p = rsub.add_parser("add", help="Record a registration and print its id.",
+                        description="Record a registration and print its id (one line). A registration overlapping "
+                        "another in the same jurisdiction is refused (exit 2).")
+    p.add_argument("--jurisdiction", required=True, metavar="CODE",
+                   help="Jurisdiction code: US-ST-CA for a state, US-CO-/US-CI-/US-SP-<ST>-<NAME> for a local one.")
+    p.add_argument("--number", metavar="TEXT", help="Registration (permit) number, optional.")
+    p.add_argument("--effective-from", required=True, metavar="YYYY-MM-DD", help="First day covered.")
+    p.add_argument("--effective-to", metavar="YYYY-MM-DD", help="Last day covered (default: open-ended).")
+    _common(p, add_db)
+    p.set_defaults(func=_registrations_add)
+    p = rsub.add_parser("remove", help="Remove a registration.", description="Remove a registration.")
+    p.add_argument("registration_id", metavar="REGISTRATION_ID", help="The registration's id (reg_...).")
+    _common(p, add_db)
+    p.set_defaults(func=_registrations_remove)
+
+
+def _common(p: argparse.ArgumentParser, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
+    p.add_argument("--organization", metavar="ORG_ID", help=_ORG_HELP)
+    add_db(p)
+
+
+class _Refused(Exception):
+    pass
+
+
+async def _organization_id(conn: Any, requested: str | None) -> str:
+    from levy.store.keys import SqlOrganizations
+
+    orgs = SqlOrganizations(conn)
+    if requested:
+        if await orgs.get(requested) is None:
+            raise _Refused(f"no organization {requested}")
+        return requested
+    n = await orgs.count()
+    if n == 0:
+        raise _Refused("there is no organization yet; create one with 'levy organizations create --name NAME'")
+    if n > 1:
+        raise _Refused("there are several organizations; pass --organization ORG_ID")
+    org = await orgs.first()
+    assert org is not None
+    return org.id
+
+
+def _option(pointer: str | None) -> str:
+    if not pointer:
+        return ""
+    parts = pointer.strip("/").split("/")
+    opt = "--" + parts[0].replace("_", "-")
+    opt = {"--registration-number": "--number"}.get(opt, opt)
+    return f"{opt}{''.join(f'[{int(p) + 1}]' for p in parts[1:] if p.isdigit())}: "
+
+
+async def _run(args: argparse.Namespace, fn: Callable[[Any, str], Awaitable[None]], *, write: bool) -> int:
+    """Run ``fn(conn, organization_id)`` in one transaction; Levy errors go to stderr (exit 2)."""
+    from levy.cli import with_store
+    from levy.domain.errors import LevyError
+
+    async def body(conn: Any) -> int:
+        await fn(conn, await _organization_id(conn, args.organization))
+        return 0
+
+    try:
+        return await with_store(args, body, write=write)
+    except _Refused as e:
+        print(f"levy: {e}", file=sys.stderr)
+    except LevyError as e:
+        for item in e.items:
+            print(f"levy: {_option(item.pointer)}{item.detail}", file=sys.stderr)
+    return 2
+
+
+def _settings_json(view: Any) -> str:
+    return json.dumps({
+        "organization_id": view.organization_id,
+        "name": view.name,
+        "default_tax_codes": list(view.settings.default_tax_codes),
+        "exemption_management": view.settings.exemption_management,
+        "certificate_treatment": view.settings.certificate_treatment,
+        "updated_at": view.updated_at.isoformat(),
+    }, indent=2)
+
+
+async def _settings_show(args: argparse.Namespace) -> int:
+    from levy.app.organization import show_settings
+
+    async def fn(conn: Any, org_id: str) -> None:
+        print(_settings_json(await show_settings(conn, org_id)))
+
+    return await _run(args, fn, write=False)
+
+
+async def _settings_set(args: argparse.Namespace) -> int:
+    from levy.app.organization import change_settings
+    from levy.domain.organization import SettingsChange
+
+    changes: dict[str, object] = {}
+    if args.default_tax_codes is not None:
+        changes["default_tax_codes"] = [c.strip() for c in args.default_tax_codes.split(",") if c.strip()]
+    if args.exemption_management is not None:
+        changes["exemption_management"] = args.exemption_management == "on"
+    if args.certificate_treatment is not None:
+        changes["certificate_treatment"] = args.certificate_treatment
+    if args.name is not None:
+        changes["name"] = args.name
+    if not changes:
+        print("levy: nothing to change; pass at least one of --default-tax-codes, --exemption-management, "
+              "--certificate-treatment, --name", file=sys.stderr)
+        return 2
+
+    async def fn(conn: Any, org_id: str) -> None:
+        print(_settings_json(await change_settings(conn, org_id, SettingsChange(**changes))))
+
+    return await _run(args, fn, write=True)
+
+
+async def _registrations_list(args: argparse.Namespace) -> int:
+    from levy.app.organization import list_registrations
+
+    async def fn(conn: Any, org_id: str) -> None:
+        print("id\tjurisdiction\tregistration_number\teffective_from\teffective_to\tcreated_at")
+        after = None
+        while True:
+            page, more = await list_registrations(conn, org_id, 1000, after)
+            for r in page:
+                print(f"{r.id}\t{r.jurisdiction}\t{r.registration_number or '-'}\t{r.effective_from.isoformat()}\t"
+                      f"{r.effective_to.isoformat() if r.effective_to else '-'}\t{r.created_at.isoformat()}")
+            if not more:
+                return
+            after = page[-1].id
+
+    return await _run(args, fn, write=False)
+
+
+async def _registrations_add(args: argparse.Namespace) -> int:
+    from levy.app.organization import add_registration
+
+    async def fn(conn: Any, org_id: str) -> None:
+        rec = await add_registration(conn, org_id, args.jurisdiction, args.number, args.effective_from,
+                                     args.effective_to)
+        print(rec.id)
+
+    return await _run(args, fn, write=True)
+
+
+async def _registrations_remove(args: argparse.Namespace) -> int:
+    from levy.app.organization import remove_registration
+
+    async def fn(conn: Any, org_id: str) -> None:
+        await remove_registration(conn, org_id, args.registration_id)
+        print(f"removed {args.registration_id}")
+
+    return await _run(args, fn, write=True)

@@ -1,0 +1,61 @@
+"""Jurisdiction codes used by registrations and exemption certificates.
+
+The shape is the tax engine's (docs/tax-engine.md): ``US-ST-CA`` for a state
+(50 states and DC), ``US-CO-<ST>-<SLUG>`` for a county, ``US-CI-<ST>-<SLUG>``
+for a city and ``US-SP-<ST>-<SLUG>`` for a special district, where SLUG is the
+upper-case name with runs of other characters replaced by ``_``. Codes are
+case-sensitive, as the engine compares them exactly.
+"""
+
+from __future__ import annotations
+
+import re
+
+from levy.domain.errors import ValidationFailed
+
+US_STATES: dict[str, str] = {
+    "AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", "AR": "Arkansas", "CA": "California", "CO": "Colorado",
+    "CT": "Connecticut", "DE": "Delaware", "DC": "District of Columbia", "FL": "Florida", "GA": "Georgia",
+    "HI": "Hawaii", "ID": "Idaho", "IL": "Illinois", "IN": "Indiana", "IA": "Iowa", "KS": "Kansas",
+    "KY": "Kentucky", "LA": "Louisiana", "ME": "Maine", "MD": "Maryland", "MA": "Massachusetts",
+    "MI": "Michigan", "MN": "Minnesota", "MS": "Mississippi", "MO": "Missouri", "MT": "Montana",
+    "NE": "Nebraska", "NV": "Nevada", "NH": "New Hampshire", "NJ": "New Jersey", "NM": "New Mexico",
+    "NY": "New York", "NC": "North Carolina", "ND": "North Dakota", "OH": "Ohio", "OK": "Oklahoma",
+    "OR": "Oregon", "PA": "Pennsylvania", "RI": "Rhode Island", "SC": "South Carolina", "SD": "South Dakota",
+    "TN": "Tennessee", "TX": "Texas", "UT": "Utah", "VT": "Vermont", "VA": "Virginia", "WA": "Washington",
+    "WV": "West Virginia", "WI": "Wisconsin", "WY": "Wyoming",
+}
+
+LEVELS = {"ST": "state", "CO": "county", "CI": "city", "SP": "special"}
+
+_SHAPE = re.compile(r"(?P<country>[A-Z]{2})-(?P<level>[A-Z]{2})-(?P<region>[A-Z]{2})(?:-(?P<slug>[A-Z0-9]+(?:_[A-Z0-9]+)*))?\Z")
+_EXAMPLES = "'US-ST-CA' for a state, 'US-CO-NY-NEW_YORK_COUNTY', 'US-CI-<ST>-<NAME>' or 'US-SP-<ST>-<NAME>' for a local jurisdiction"
+
+
+def validate_jurisdiction(code: str, pointer: str) -> str:
+    """Return ``code`` when it names a US state/DC or a local jurisdiction in one; else 422 at ``pointer``."""
+    m = _SHAPE.match(code)
+    if m is None:
+        hint = f" (codes are upper-case: did you mean '{code.upper()}'?)" if _SHAPE.match(code.upper()) else ""
+        raise ValidationFailed(f"'{code}' is not a jurisdiction code{hint}; expected {_EXAMPLES}.", pointer=pointer)
+    country, level, region, slug = m["country"], m["level"], m["region"], m["slug"]
+    if country != "US":
+        raise ValidationFailed(f"'{code}': only US jurisdictions are supported (country 'US').", pointer=pointer)
+    if level not in LEVELS:
+        raise ValidationFailed(
+            f"'{code}': unknown level '{level}'; use ST (state), CO (county), CI (city) or SP (special district).",
+            pointer=pointer,
+        )
+    if region not in US_STATES:
+        raise ValidationFailed(f"'{code}': '{region}' is not a US state or DC.", pointer=pointer)
+    if level == "ST" and slug is not None:
+        raise ValidationFailed(
+            f"'{code}': a state code has no suffix; use 'US-ST-{region}' (local portions follow the state).",
+            pointer=pointer,
+        )
+    if level != "ST" and slug is None:
+        raise ValidationFailed(
+            f"'{code}': a {LEVELS[level]} code names the place after the state, e.g. 'US-{level}-{region}-<NAME>'.",
+            pointer=pointer,
+        )
+    return code

@@ -1,0 +1,135 @@
+"""The organization's economic nexus report (issue 8, ``GET /nexus``): plain Python, no I/O.
+
+:func:`dated_sales_by_state` turns filing inputs into the dated sales that
+:func:`levy.domain.nexus.evaluate_nexus` measures: finalized and filed
+transactions only; per state, a sale adds the net amount (after discounts) of
+its goods lines in that state and a count of 1; a credit subtracts its lines'
+net amount and counts 0. Collected-tax (``SALES_TAX``) lines are not goods lines
+and never count (spec 4.7 rule 2); a tax-only transaction therefore adds
+nothing, neither amount nor count. Exempt and unregistered lines count (gross
+sales into the state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+
+from levy.domain.filing import LIABLE_STATUSES, FilingTransaction, state_of
+from levy.domain.nexus import (
+    DatedSale,
+    MeasurementPeriod,
+    NexusThreshold,
+    Rule,
+    evaluate_nexus,
+    load_thresholds,
+    threshold_for,
+)
+
+
+def dated_sales_by_state(transactions: Iterable[FilingTransaction]) -> dict[str, list[DatedSale]]:
+    """Per two-letter state, the dated sales of finalized and filed transactions (see the module doc)."""
+    out: dict[str, list[DatedSale]] = {}
+    for txn in transactions:
+        if txn.status not in LIABLE_STATUSES:
+            continue
+        per_state: dict[str, int] = {}
+        for ln in txn.lines:
+            states = {state_of(r.jurisdiction_code) for r in ln.rows} - {None}
+            for s in states:
+                per_state[s] = per_state.get(s, 0) + ln.net_amount
+        for s, amount in per_state.items():
+            if txn.type == "credit":
+                out.setdefault(s, []).append(DatedSale(txn.transaction_date, -amount, 0))
+            else:
+                out.setdefault(s, []).append(DatedSale(txn.transaction_date, amount, 1))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class NexusStateReport:
+    state: str  # two letters
+    jurisdiction_code: str  # US-ST-XX
+    as_of: date
+    period_start: date
+    period_end: date
+    sales: int
+    transactions: int
+    sales_threshold: int
+    transaction_threshold: int | None
+    rule: Rule
+    measurement_period: MeasurementPeriod
+    share: Decimal  # 1 = 100 %
+    exceeded: bool
+    registered: bool
+    crossed_on: date | None
+    threshold_source: str
+
+    @property
+    def needs_registration(self) -> bool:
+        return self.exceeded and not self.registered
+
+
+def _default_thresholds(as_of: date) -> dict[str, NexusThreshold]:
+    out = {}
+    for state in load_thresholds():
+        t = threshold_for(state, as_of)
+        if t is not None:
+            out[state] = t
+    return out
+
+
+def nexus_report(
+    as_of: date,
+    dated_sales_by_state: Mapping[str, Iterable[DatedSale]],
+    registered_states: Collection[str] | Callable[[str], bool],
+    thresholds: Mapping[str, NexusThreshold] | None = None,
+) -> tuple[NexusStateReport, ...]:
+    """Every state with a threshold in force on ``as_of`` measured over its period.
+
+    ``registered_states``: two-letter states (or ``US-ST-XX`` codes, or a predicate on the
+    two-letter state) where the seller is registered on ``as_of``. ``thresholds`` defaults to the
+    project data in force on ``as_of``; states without a sales tax (no threshold) are left out.
+    Order: exceeded and not registered first (earliest crossing first), then exceeded and
+    registered, then the rest by share reached (largest first); ties by state code.
+    """
+    if callable(registered_states):
+        is_reg = registered_states
+    else:
+        regs = {s.removeprefix("US-ST-") for s in registered_states}
+        is_reg = regs.__contains__
+    table = thresholds if thresholds is not None else _default_thresholds(as_of)
+    rows = []
+    for state, t in table.items():
+        if not t.has_threshold:
+            continue
+        ev = evaluate_nexus(t, dated_sales_by_state.get(state, ()), as_of)
+        rows.append(
+            NexusStateReport(
+                state=state,
+                jurisdiction_code=f"US-ST-{state}",
+                as_of=as_of,
+                period_start=ev.period_start,
+                period_end=ev.period_end,
+                sales=ev.sales,
+                transactions=ev.transactions,
+                sales_threshold=t.sales_threshold,  # type: ignore[arg-type]
+                transaction_threshold=t.transaction_threshold,
+                rule=t.rule,  # type: ignore[arg-type]
+                measurement_period=t.measurement_period,  # type: ignore[arg-type]
+                share=ev.share,
+                exceeded=ev.exceeded,
+                registered=bool(is_reg(state)),
+                crossed_on=ev.crossed_on,
+                threshold_source=t.source,
+            )
+        )
+
+    def key(r: NexusStateReport) -> tuple:
+        group = 0 if r.needs_registration else (1 if r.exceeded else 2)
+        crossed = r.crossed_on.toordinal() if (r.exceeded and r.crossed_on) else 0
+        return (group, crossed, -r.share, r.state)
+
+    return tuple(sorted(rows, key=key))

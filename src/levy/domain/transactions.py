@@ -1,0 +1,486 @@
+"""Transactions: the business rules of spec sections 2.8, 3.1, 4.6 and 4.7 (pure, no I/O).
+
+- Lifecycle (3.1): :func:`check_transition`, :func:`check_lines_editable`.
+- Request fields: :func:`validate_type`, :func:`validate_create_status`,
+  :func:`validate_source_field`, :func:`check_parent_fields`.
+- Lines (4.7): :func:`plan_lines` (collected-tax lines split off and
+  validated, marked-line netting, tax-only detection); the details live in
+  :mod:`levy.domain.transactions_collected` and
+  :mod:`levy.domain.transactions_tax_only`.
+- Tax provided or calculated (2.8, 4.6 rule 7, 4.7 "Updating"): :class:`TaxState`
+  and :func:`tax_on_create`, :func:`tax_on_lines_update`, :func:`tax_on_amount_update`.
+- Credits (4.6 workflows 3-5): :func:`credit_kind`, :func:`full_credit_lines`,
+  :func:`check_full_credit_not_empty`, :func:`check_parent_found`, :func:`check_credit_limits`.
+
+``reference_id`` uniqueness within the organization is the database's job
+(a unique index; the store turns the violation into 409 with the existing
+id in ``meta``). See docs/transactions.md for how the wiring uses all this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Final, Literal, TypeVar
+
+from levy.domain.customers import validate_source
+from levy.domain.errors import FailedPrecondition, LevyError, RequiredField, ValidationFailed
+from levy.domain.transactions_collected import (
+    LineSplit,
+    TransactionLine,
+    merged_customer_errors,
+    split_lines,
+)
+from levy.domain.transactions_tax_only import HeldOffReason, is_tax_only
+
+TransactionType = Literal["sale", "credit"]
+Status = Literal["draft", "finalized", "filed", "void"]
+TaxSource = Literal["provided", "calculated"]
+
+TYPES: Final = ("sale", "credit")
+STATUSES: Final = ("draft", "finalized", "filed", "void")
+CREATE_STATUSES: Final = ("draft", "finalized")
+TERMINAL: Final = frozenset({"filed", "void"})
+DEFAULT_SOURCE: Final = "native"
+
+PROVIDED: Final = "provided"
+CALCULATED: Final = "calculated"
+
+# Every allowed move (3.1). finalized -> filed only by filing, never through the API.
+ALLOWED_MOVES: Final = frozenset(
+    {
+        ("draft", "finalized"),
+        ("draft", "void"),
+        ("finalized", "void"),
+        ("finalized", "draft"),
+        ("finalized", "filed"),
+    }
+)
+
+
+class _Unset:
+    __slots__ = ()
+
+    def __repr__(self) -> str:  # pragma: no cover
+        return "UNSET"
+
+
+UNSET: Final = _Unset()
+"""A field that was not sent (as opposed to sent as ``null``)."""
+
+
+# -- request fields -------------------------------------------------------------------
+
+
+def validate_type(value: object, pointer: str = "/type") -> TransactionType:
+    """``type`` is required: ``sale`` or ``credit`` (only it marks a credit; amounts stay positive)."""
+    if value is None:
+        raise RequiredField("type", pointer=pointer, detail="The field 'type' is required: 'sale' or 'credit'.")
+    if value not in TYPES:
+        raise ValidationFailed(f"type {value!r} is not supported: it must be 'sale' or 'credit'", pointer=pointer)
+    return value  # type: ignore[return-value]
+
+
+def validate_status(value: object, pointer: str = "/status") -> Status:
+    if value not in STATUSES:
+        raise ValidationFailed(
+            f"status {value!r} is not a transaction status: it must be one of {', '.join(STATUSES)}", pointer=pointer
+        )
+    return value  # type: ignore[return-value]
+
+
+def validate_create_status(value: object, pointer: str = "/status") -> Status:
+    """A transaction is created as ``draft`` or ``finalized`` (required; 3.1)."""
+    if value is None:
+        raise RequiredField(
+            "status", pointer=pointer, detail="The field 'status' is required: 'draft' or 'finalized'."
+        )
+    status = validate_status(value, pointer)
+    if status not in CREATE_STATUSES:
+        raise FailedPrecondition(
+            f"a transaction is created as 'draft' or 'finalized', not '{status}'",
+            pointer=pointer,
+            meta={"requested_status": status},
+        )
+    return status
+
+
+def validate_source_field(value: object, pointer: str = "/source") -> str:
+    """Levy extension ``source`` on transactions: one of the customer sources, default ``native``."""
+    if value is None:
+        return DEFAULT_SOURCE
+    return validate_source(value, pointer)
+
+
+def check_parent_fields(
+    transaction_type: TransactionType, parent_transaction_id: str | None, parent_reference_id: str | None
+) -> bool:
+    """Only a credit names a parent. Returns whether a parent is named."""
+    named = bool(parent_transaction_id) or bool(parent_reference_id)
+    if transaction_type == "sale" and named:
+        pointer = "/parent_transaction_id" if parent_transaction_id else "/parent_reference_id"
+        raise ValidationFailed("only a credit can name a parent transaction; this is a sale", pointer=pointer)
+    return named
+
+
+# -- lifecycle (3.1) --------------------------------------------------------------------
+
+
+def check_transition(current: str, requested: object, *, by_filing: bool = False) -> bool:
+    """Check the move ``current`` -> ``requested``; True when it is a move, False for a no-op.
+
+    Allowed: draft->finalized, draft->void, finalized->void, finalized->draft,
+    and finalized->filed only with ``by_filing=True`` (filing does it; the API
+    cannot ask for ``filed``). ``filed`` and ``void`` are terminal. An
+    unchanged status is a no-op. Refusals are 422 :class:`FailedPrecondition`
+    (pointer ``/status``) naming both statuses.
+    """
+    requested = validate_status(requested)
+    if requested == current:
+        return False
+    meta = {"current_status": current, "requested_status": requested}
+    if current in TERMINAL:
+        raise FailedPrecondition(
+            f"the transaction is '{current}', which is final: it cannot move to '{requested}'",
+            pointer="/status",
+            meta=meta,
+        )
+    if requested == "filed" and not by_filing:
+        raise FailedPrecondition(
+            f"the transaction is '{current}': status 'filed' cannot be requested, it is set when a return "
+            "including the transaction is filed",
+            pointer="/status",
+            meta=meta,
+        )
+    if (current, requested) not in ALLOWED_MOVES:
+        raise FailedPrecondition(
+            f"the transaction is '{current}': it cannot move to '{requested}' (a draft is finalized or "
+            "voided before it can be filed)",
+            pointer="/status",
+            meta=meta,
+        )
+    return True
+
+
+def check_lines_editable(status: str, pointer: str = "/line_items") -> None:
+    """Line items change only in ``draft``."""
+    if status == "draft":
+        return
+    if status == "finalized":
+        detail = (
+            "line items of a 'finalized' transaction cannot change: move it to 'draft' first (status 'draft'), "
+            "then send line_items with status 'finalized' in a second call"
+        )
+    else:
+        detail = f"line items of a '{status}' transaction cannot change: '{status}' transactions are final"
+    raise FailedPrecondition(detail, pointer=pointer, meta={"current_status": status})
+
+
+# -- lines --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LinePlan:
+    """What to do with the lines of one create (or ``line_items`` update).
+
+    ``split.goods`` are stored and passed to the engine (``split.engine_lines``);
+    collected-tax lines are not stored. ``record`` is False when the source
+    does not record the document at all (only marked lines netting below 0).
+    ``tax_only``: stored with no line items; when ``held_off_reason`` is None
+    the wiring calls :func:`attribute_tax_only` with ``collected_reached`` built
+    from ``collected_addresses`` (one per collected line; None = no address).
+    """
+
+    split: LineSplit
+    record: bool = True
+    tax_only: bool = False
+    held_off_reason: HeldOffReason | None = None
+    collected_addresses: tuple = ()
+
+    @property
+    def needs_attribution(self) -> bool:
+        return self.record and self.tax_only and self.held_off_reason is None
+
+
+def plan_lines(
+    lines: Sequence[TransactionLine],
+    *,
+    transaction_type: TransactionType,
+    source: str = DEFAULT_SOURCE,
+    has_parent: bool = False,
+) -> LinePlan:
+    """Validate and split the lines of a transaction (4.7); raise every violation at once (422)."""
+    errors: list[LevyError] = list(merged_customer_errors(lines, transaction_type))
+    errors.extend(negative_credit_line_errors(lines, transaction_type))
+    try:
+        split = split_lines(lines, source=source, transaction_type=transaction_type, has_parent=has_parent)
+    except ValidationFailed as e:
+        errors.append(e)
+    if errors:
+        raise ValidationFailed.many(errors)
+    addresses = tuple(tl.line.address for tl in lines if tl.is_sales_tax)
+    if not split.only_collected:
+        return LinePlan(split)
+    if split.disposition == "not_recorded":
+        return LinePlan(split, record=False, tax_only=True, collected_addresses=addresses)
+    if split.disposition == "store_off_returns":
+        return LinePlan(split, tax_only=True, held_off_reason="negative_marked_only", collected_addresses=addresses)
+    if not is_tax_only(transaction_type, has_parent, True):
+        return LinePlan(split, tax_only=True, held_off_reason="credit_with_parent", collected_addresses=addresses)
+    return LinePlan(split, tax_only=True, collected_addresses=addresses)
+
+
+def negative_credit_line_errors(lines: Sequence[TransactionLine], transaction_type: str) -> list[ValidationFailed]:
+    """A credit's amounts are positive (only ``type`` marks it): a goods line with a negative price is 422."""
+    if transaction_type != "credit":
+        return []
+    return [
+        ValidationFailed(
+            f"{tl.describe()}: a credit's amounts are positive (only type 'credit' marks it), "
+            f"but unit_price is {tl.line.unit_price}",
+            pointer=f"{tl.pointer}/unit_price",
+            meta={"line_id": tl.id, "index": tl.index},
+        )
+        for tl in lines
+        if not tl.is_sales_tax and tl.line.unit_price < 0
+    ]
+
+
+# -- tax provided or calculated -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TaxState:
+    """The tax of a transaction and where it comes from.
+
+    ``provided``: the ``tax_amount`` sent (the last one), or None. ``collected``:
+    the total of the collected-tax lines counted, or None when there are none.
+    ``reduction``: a negative marked-line net lowering the tax (never below 0).
+    ``calculated``: the engine's tax on the goods lines, always kept for reporting.
+    """
+
+    calculated: int
+    provided: int | None = None
+    collected: int | None = None
+    reduction: int = 0
+
+    @property
+    def is_provided(self) -> bool:
+        return self.provided is not None or self.collected is not None
+
+    @property
+    def tax_amount(self) -> int:
+        """The response's ``tax_amount`` (already includes collected lines)."""
+        if not self.is_provided:
+            return self.calculated
+        return max(0, (self.provided or 0) + (self.collected or 0) - self.reduction)
+
+    @property
+    def filing_tax_amount(self) -> int:
+        return self.tax_amount
+
+    @property
+    def filing_tax_amount_source(self) -> TaxSource:
+        return PROVIDED if self.is_provided else CALCULATED
+
+
+def _check_amount(value: int | None, pointer: str = "/tax_amount") -> None:
+    if value is not None and value < 0:
+        raise ValidationFailed(
+            "tax_amount must not be negative: a credit is marked by its type, with positive amounts",
+            pointer=pointer,
+        )
+
+
+def tax_on_create(*, calculated: int, tax_amount: int | None, split: LineSplit) -> TaxState:
+    """Create: provided when ``tax_amount`` is sent or any collected-tax line exists (even of 0)."""
+    _check_amount(tax_amount)
+    return TaxState(calculated, tax_amount, split.collected_amount, split.reduction)
+
+
+def tax_on_lines_update(
+    previous: TaxState, *, calculated: int, split: LineSplit, tax_amount: int | None | _Unset = UNSET
+) -> TaxState:
+    """Update sending ``line_items`` (the full list again, collected lines included).
+
+    The collected part is recomputed from these lines only (a collected line
+    left out is removed); the provided part is the ``tax_amount`` sent, else
+    the previously sent one (``None`` sent explicitly clears it). No collected
+    line and no provided amount left: the tax is calculated.
+    """
+    provided = previous.provided if isinstance(tax_amount, _Unset) else tax_amount
+    _check_amount(provided)
+    return TaxState(calculated, provided, split.collected_amount, split.reduction)
+
+
+def tax_on_amount_update(previous: TaxState, tax_amount: int | None) -> TaxState:
+    """Update sending ``tax_amount`` without ``line_items``: replaces the previous provided
+    amount; collected lines already counted stay counted. ``None`` (explicit null) clears it."""
+    _check_amount(tax_amount)
+    return replace(previous, provided=tax_amount)
+
+
+# -- credits (4.6 workflows 3-5) ------------------------------------------------------------
+
+CreditKind = Literal["sale", "full_credit", "credit_with_lines"]
+T = TypeVar("T")
+
+
+def credit_kind(transaction_type: TransactionType, *, has_parent: bool, line_items_sent: bool) -> CreditKind:
+    """Which create workflow applies.
+
+    A sale needs ``line_items``. A credit with a parent and no (or empty)
+    ``line_items`` is a full credit copying the parent's stored lines; a credit
+    that sends lines uses them, even when a parent is named; a credit with
+    neither lines nor parent is refused.
+    """
+    if transaction_type == "sale":
+        if not line_items_sent:
+            raise RequiredField("line_items", pointer="/line_items", detail="A sale needs line_items.")
+        return "sale"
+    if line_items_sent:
+        return "credit_with_lines"
+    if not has_parent:
+        raise RequiredField(
+            "line_items",
+            pointer="/line_items",
+            detail="A credit without line_items is a full credit and must name its parent "
+            "(parent_transaction_id or parent_reference_id).",
+        )
+    return "full_credit"
+
+
+def full_credit_lines(parent_lines: Sequence[T], marked_after_sale: Callable[[T], bool]) -> list[T]:
+    """The parent's stored (goods) lines a full credit copies.
+
+    The stored lines no longer hold the parent's collected-tax lines. A line
+    whose product was marked ``SALES_TAX`` after the sale (``marked_after_sale``)
+    is left out (4.7 tax-only rule 4).
+    """
+    return [ln for ln in parent_lines if not marked_after_sale(ln)]
+
+
+def check_full_credit_not_empty(copied_lines: Sequence[object], tax_amount: int | None) -> None:
+    """A full credit that copies nothing and sends no tax_amount reverses nothing (tax-only parent): 422."""
+    if not copied_lines and tax_amount is None:
+        raise ValidationFailed(
+            "the parent has no stored line items to copy (a tax-only sale, or only lines of products marked "
+            "SALES_TAX since): send the credit's tax_amount or its line_items",
+            pointer="/line_items",
+        )
+
+
+def check_parent_found(found: bool, *, only_collected_lines: bool, pointer: str = "/parent_transaction_id") -> bool:
+    """A named parent must exist in the organization, except for a credit of only collected-tax
+    lines (stored and held off returns). Returns ``found``."""
+    if not found and not only_collected_lines:
+        raise ValidationFailed(
+            "the parent transaction does not exist in this organization", pointer=pointer
+        )
+    return found
+
+
+def check_credit_limits(
+    parent_amount: int,
+    parent_tax: int,
+    earlier_credits_amount: int,
+    earlier_credits_tax: int,
+    this_amount: int,
+    this_tax: int,
+) -> None:
+    """Credits against one parent may not exceed what it charged (amount and tax).
+
+    ``earlier_credits_*`` sum the parent's earlier non-void credits. Amounts are
+    the goods lines' amounts after their discounts; tax is the filing tax
+    amount. Raises 422 stating the remaining amount and tax.
+    """
+    remaining_amount = parent_amount - earlier_credits_amount
+    remaining_tax = parent_tax - earlier_credits_tax
+    problems = []
+    if this_amount > remaining_amount:
+        problems.append(f"amount {this_amount} exceeds the {max(0, remaining_amount)} left to credit")
+    if this_tax > remaining_tax:
+        problems.append(f"tax {this_tax} exceeds the {max(0, remaining_tax)} left to credit")
+    if problems:
+        raise ValidationFailed(
+            f"credits may not exceed what the parent charged (earlier credits counted): {'; '.join(problems)}; "
+            f"remaining amount {max(0, remaining_amount)}, remaining tax {max(0, remaining_tax)}",
+            pointer="/line_items" if this_amount > remaining_amount else "/tax_amount",
+            meta={"remaining_amount": max(0, remaining_amount), "remaining_tax": max(0, remaining_tax)},
+        )
+
+
+# -- list filters (GET /transactions; Levy's choice, the spec shows none) ---------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ListFilters:
+    """Filters of ``GET /transactions`` (newest first; all optional, combined with AND).
+
+    ``transaction_date_from`` is inclusive, ``transaction_date_to`` exclusive
+    (both UTC instants; a bare date means its UTC midnight).
+    """
+
+    status: Status | None = None
+    type: TransactionType | None = None
+    reference_id: str | None = None
+    customer_id: str | None = None
+    source: str | None = None
+    transaction_date_from: datetime | None = None
+    transaction_date_to: datetime | None = None
+
+
+def _instant(value: str | None, parameter: str) -> datetime | None:
+    if value is None or value == "":
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationFailed(
+            f"{parameter} must be an ISO 8601 date or date-time (e.g. 2026-01-31 or 2026-01-31T12:00:00Z); "
+            f"got {value!r}",
+            parameter=parameter,
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def parse_list_filters(
+    *,
+    status: str | None = None,
+    type: str | None = None,
+    reference_id: str | None = None,
+    customer_id: str | None = None,
+    source: str | None = None,
+    transaction_date_from: str | None = None,
+    transaction_date_to: str | None = None,
+) -> ListFilters:
+    """Validate the query parameters of ``GET /transactions``; every problem at once (422)."""
+    errors: list[LevyError] = []
+    if status is not None and status not in STATUSES:
+        errors.append(ValidationFailed(f"status must be one of {', '.join(STATUSES)}; got {status!r}",
+                                       parameter="status"))
+    if type is not None and type not in TYPES:
+        errors.append(ValidationFailed(f"type must be 'sale' or 'credit'; got {type!r}", parameter="type"))
+    if source is not None:
+        try:
+            validate_source(source, "/source")
+        except ValidationFailed as e:
+            errors.append(ValidationFailed(e.detail, parameter="source"))
+    start = end = None
+    try:
+        start = _instant(transaction_date_from, "transaction_date_from")
+    except ValidationFailed as e:
+        errors.append(e)
+    try:
+        end = _instant(transaction_date_to, "transaction_date_to")
+    except ValidationFailed as e:
+        errors.append(e)
+    if start is not None and end is not None and end <= start:
+        errors.append(ValidationFailed("transaction_date_to must be after transaction_date_from",
+                                       parameter="transaction_date_to"))
+    if errors:
+        raise ValidationFailed.many(errors)
+    return ListFilters(status, type, reference_id or None, customer_id or None, source, start, end)  # type: ignore[arg-type]

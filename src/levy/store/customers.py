@@ -1,0 +1,195 @@
+"""Customers and their exemption certificates in SQL (SQLAlchemy Core, async).
+
+Every query is scoped by ``organization_id``. Uniqueness of the triple
+(organization, source, source_account_id, source_id) is the database's job
+(unique index); inserts use ``INSERT ... ON CONFLICT DO NOTHING`` on both
+PostgreSQL and SQLite, and PostgreSQL locks the rows a write reads
+(``SELECT ... FOR UPDATE``). A deleted customer stays as a tombstone
+(``deleted_at`` set) that keeps its triple.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import fields
+from datetime import datetime
+from typing import Any, TypeVar
+
+from sqlalchemy import Select, bindparam, delete, insert, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.domain.customers import CustomerRecord, Triple
+from levy.domain.exemptions import Certificate
+from levy.store.tables.areas import customers as T
+from levy.store.tables.areas import exemption_certificates as C
+
+R = TypeVar("R")
+
+UNIQUE = [T.c.organization_id, T.c.source, T.c.source_account_id, T.c.source_id]
+# Columns written from input (the rest are bookkeeping).
+VALUE_COLUMNS = ("source", "source_account_id", "source_id", "name", "email", "source_updated_at")
+
+
+def _from_row(cls: type[R], row: Any) -> R:
+    """A record dataclass from a row whose columns include every field."""
+    return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})  # type: ignore[call-arg]
+
+
+def to_record(row: Any) -> CustomerRecord:
+    return _from_row(CustomerRecord, row)
+
+
+def to_certificate(row: Any) -> Certificate:
+    return _from_row(Certificate, row)
+
+
+class SqlCustomers:
+    def __init__(self, conn: AsyncConnection) -> None:
+        self.conn = conn
+        self.pg = conn.dialect.name == "postgresql"
+
+    def _lock(self, stmt: Select[Any], lock: bool) -> Select[Any]:
+        return stmt.with_for_update() if lock and self.pg else stmt
+
+    def _insert(self) -> Any:
+        return (postgresql.insert(T) if self.pg else sqlite.insert(T)).on_conflict_do_nothing(index_elements=UNIQUE)
+
+    # ------------------------------------------------------------ single rows
+
+    async def get(self, org: str, customer_id: str, *, lock: bool = False) -> CustomerRecord | None:
+        """The customer, deleted or not (callers decide what a tombstone means)."""
+        stmt = select(T).where(T.c.organization_id == org, T.c.id == customer_id)
+        row = (await self.conn.execute(self._lock(stmt, lock))).first()
+        return to_record(row) if row else None
+
+    async def find(self, org: str, triple: Triple) -> CustomerRecord | None:
+        stmt = select(T).where(
+            T.c.organization_id == org,
+            T.c.source == triple[0],
+            T.c.source_account_id == triple[1],
+            T.c.source_id == triple[2],
+        )
+        row = (await self.conn.execute(stmt)).first()
+        return to_record(row) if row else None
+
+    async def insert(self, org: str, customer_id: str, values: dict[str, Any], now: datetime) -> bool:
+        """Insert one customer; False when the triple is already taken."""
+        result = await self.conn.execute(
+            self._insert().returning(T.c.id), [_new_row(org, customer_id, values, now)]
+        )
+        return result.first() is not None
+
+    async def update(self, org: str, customer_id: str, changes: dict[str, Any]) -> None:
+        await self.conn.execute(
+            update(T).where(T.c.organization_id == org, T.c.id == customer_id).values(**changes)
+        )
+
+    async def page(self, org: str, limit: int, starting_after: str | None) -> tuple[list[CustomerRecord], bool]:
+        """Active customers, newest first (ids are time-sortable), keyset paginated."""
+        stmt = select(T).where(T.c.organization_id == org, T.c.deleted_at.is_(None))
+        if starting_after:
+            stmt = stmt.where(T.c.id < starting_after)
+        rows = (await self.conn.execute(stmt.order_by(T.c.id.desc()).limit(limit + 1))).all()
+        return [to_record(r) for r in rows[:limit]], len(rows) > limit
+
+    # ------------------------------------------------------------ bulk (batch upsert)
+
+    async def select_triples(self, org: str, triples: Sequence[Triple], *, lock: bool) -> dict[Triple, CustomerRecord]:
+        """Every stored customer (deleted too) holding one of ``triples``: one query,
+        rows locked in id order on PostgreSQL when ``lock``."""
+        if not triples:
+            return {}
+        stmt = (
+            select(T)
+            .where(T.c.organization_id == org)
+            .where(tuple_(T.c.source, T.c.source_account_id, T.c.source_id).in_(list(triples)))
+            .order_by(T.c.id)
+        )
+        rows = (await self.conn.execute(self._lock(stmt, lock))).all()
+        return {(r.source, r.source_account_id, r.source_id): to_record(r) for r in rows}
+
+    async def insert_many(self, org: str, rows: list[tuple[str, dict[str, Any]]], now: datetime) -> set[str]:
+        """Insert ``(id, values)`` rows in one statement, skipping taken triples;
+        returns the ids actually inserted."""
+        if not rows:
+            return set()
+        params = [_new_row(org, cid, values, now) for cid, values in rows]
+        result = await self.conn.execute(self._insert().returning(T.c.id), params)
+        return {r.id for r in result}
+
+    async def update_many(self, org: str, changes: list[tuple[str, dict[str, Any]]], now: datetime) -> None:
+        """Set every value column of each ``(id, values)`` (one executemany)."""
+        if not changes:
+            return
+        stmt = (
+            update(T)
+            .where(T.c.organization_id == bindparam("b_org"), T.c.id == bindparam("b_id"))
+            .values({c: bindparam(f"b_{c}") for c in (*VALUE_COLUMNS, "updated_at")})
+        )
+        params = [
+            {"b_org": org, "b_id": cid, "b_updated_at": now, **{f"b_{c}": values.get(c) for c in VALUE_COLUMNS}}
+            for cid, values in changes
+        ]
+        await self.conn.execute(stmt, params)
+
+    # ------------------------------------------------------------ certificates
+
+    async def certificates(self, org: str, customer_id: str) -> list[Certificate]:
+        stmt = select(C).where(C.c.organization_id == org, C.c.customer_id == customer_id).order_by(C.c.id)
+        return [to_certificate(r) for r in (await self.conn.execute(stmt)).all()]
+
+    async def certificate_page(
+        self, org: str, customer_id: str, limit: int, starting_after: str | None
+    ) -> tuple[list[Certificate], bool]:
+        stmt = select(C).where(C.c.organization_id == org, C.c.customer_id == customer_id)
+        if starting_after:
+            stmt = stmt.where(C.c.id < starting_after)
+        rows = (await self.conn.execute(stmt.order_by(C.c.id.desc()).limit(limit + 1))).all()
+        return [to_certificate(r) for r in rows[:limit]], len(rows) > limit
+
+    async def certificate(self, org: str, customer_id: str, certificate_id: str) -> Certificate | None:
+        stmt = select(C).where(
+            C.c.organization_id == org, C.c.customer_id == customer_id, C.c.id == certificate_id
+        )
+        row = (await self.conn.execute(stmt)).first()
+        return to_certificate(row) if row else None
+
+    async def insert_certificate(self, org: str, cert: Certificate) -> None:
+        await self.conn.execute(
+            insert(C).values(
+                id=cert.id, organization_id=org, customer_id=cert.customer_id, jurisdiction=cert.jurisdiction,
+                exemption_type=cert.exemption_type, status=cert.status, starts_at=cert.starts_at,
+                expires_at=cert.expires_at, created_at=cert.created_at, updated_at=cert.updated_at,
+            )
+        )
+
+    async def update_certificate(self, org: str, certificate_id: str, changes: dict[str, Any]) -> None:
+        await self.conn.execute(
+            update(C).where(C.c.organization_id == org, C.c.id == certificate_id).values(**changes)
+        )
+
+    async def delete_certificates(self, org: str, customer_id: str, certificate_id: str | None = None) -> int:
+        stmt = delete(C).where(C.c.organization_id == org, C.c.customer_id == customer_id)
+        if certificate_id is not None:
+            stmt = stmt.where(C.c.id == certificate_id)
+        return (await self.conn.execute(stmt)).rowcount or 0
+
+
+def _new_row(org: str, customer_id: str, values: dict[str, Any], now: datetime) -> dict[str, Any]:
+    return {
+        "id": customer_id,
+        "organization_id": org,
+        **{c: values.get(c) for c in VALUE_COLUMNS},
+        "merged_into_customer_id": None,
+        "created_at": now,
+        "updated_at": now,
+        "deleted_at": None,
+        "override_exempt": False,
+        "override_resale": False,
+        "override_manufacturing": False,
+        "exemption_updated_at": None,
+    }
+
+
+

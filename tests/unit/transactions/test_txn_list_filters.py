@@ -1,0 +1,42 @@
+"""GET /transactions filters (Levy's choice; the spec shows none)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from levy.domain.errors import ValidationFailed
+from levy.domain.transactions import ListFilters, parse_list_filters
+
+
+def test_no_filters():
+    assert parse_list_filters() == ListFilters()
+
+
+def test_all_filters():
+    f = parse_list_filters(
+        status="finalized", type="credit", reference_id="INV-9", customer_id="cust_1", source="stripe",
+        transaction_date_from="2026-01-01", transaction_date_to="2026-02-01T05:00:00-05:00",
+    )
+    assert f.status == "finalized" and f.type == "credit" and f.reference_id == "INV-9"
+    assert f.customer_id == "cust_1" and f.source == "stripe"
+    assert f.transaction_date_from == datetime(2026, 1, 1, tzinfo=UTC)
+    assert f.transaction_date_to == datetime(2026, 2, 1, 10, 0, tzinfo=UTC)  # -05:00 -> 10:00 UTC
+
+
+def test_z_suffix():
+    assert parse_list_filters(transaction_date_from="2026-03-01T00:00:00Z").transaction_date_from == datetime(
+        2026, 3, 1, tzinfo=UTC)
+
+
+def test_every_bad_filter_reported_by_parameter():
+    with pytest.raises(ValidationFailed) as ei:
+        parse_list_filters(status="open", type="refund", source="Stripe", transaction_date_from="yesterday")
+    assert [i.parameter for i in ei.value.items] == ["status", "type", "source", "transaction_date_from"]
+
+
+def test_date_range_must_not_be_empty():
+    with pytest.raises(ValidationFailed) as ei:
+        parse_list_filters(transaction_date_from="2026-02-01", transaction_date_to="2026-02-01")
+    assert ei.value.first.parameter == "transaction_date_to"
