@@ -114,8 +114,8 @@ def test_string_over_its_limit_is_422(m: MethodInfo, path: list[Any], f: FD, adm
     r = rest_call(admin_http, m, body=_build(path, "é" * (limit + 1)))  # characters, not bytes
     assert r.status_code == 422, (m.name, path, r.text)
     assert _pointer(path) in error_pointers(r), r.text
-    r = rest_call(admin_http, m, body=_build(path, "é" * limit))
-    assert r.status_code != 422 or _pointer(path) not in error_pointers(r), r.text
+    r = rest_call(admin_http, m, body=_build(path, "é" * limit))  # at the limit: no length error
+    assert "characters long" not in r.text, r.text
 
 
 @pytest.mark.parametrize("m,path,f", ARRAY_LIMITS, ids=lambda x: x.name if hasattr(x, "name") else None)
