@@ -70,3 +70,22 @@ def test_out_of_range_grpc_timestamp_is_invalid_argument(channel, tenant) -> Non
         err = call_error(stub.CreateProduct, req, md(tenant.admin_key))
         assert err.code == grpc.StatusCode.INVALID_ARGUMENT, (ts, err)
         assert err.violations[0][0] == "/source_updated_at"
+
+
+def test_idempotent_replay_of_a_required_field_error_is_422_not_500(admin_http: httpx.Client) -> None:
+    # Schemathesis (stateful): POST /customers without a body, replayed with the
+    # same Idempotency-Key, rebuilt RequiredField(items=...) and crashed.
+    headers = {"Idempotency-Key": "replay-required-field"}
+    first = admin_http.post("/customers", headers=headers, json={})
+    second = admin_http.post("/customers", headers=headers, json={})
+    assert first.status_code == 422, first.text
+    assert second.status_code == 422, second.text
+    assert second.json()["errors"] == first.json()["errors"]
+
+
+def test_early_years_render_as_rfc3339(admin_http: httpx.Client) -> None:
+    # Schemathesis: source_updated_at 0956-02-10 came back as "956-02-10T...Z".
+    r = admin_http.post("/products", json={"source_id": "early-year", "tax_codes": ["GENERAL.TANGIBLE.GOODS"],
+                                           "source_updated_at": "0956-02-10T03:56:46Z"})
+    assert r.status_code == 201, r.text
+    assert r.json()["source_updated_at"] == "0956-02-10T03:56:46Z"

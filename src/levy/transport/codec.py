@@ -284,7 +284,8 @@ def _render_plan(desc: descriptor.Descriptor) -> tuple[tuple[str, int, bool, boo
 
 def format_timestamp(ts: timestamp_pb2.Timestamp) -> str:
     dt = datetime.fromtimestamp(ts.seconds, tz=timezone.utc)
-    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    # Not strftime("%Y"): it drops the leading zeros of years before 1000 ("956-02-10").
+    base = f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
     if ts.nanos:
         return f"{base}.{ts.nanos // 1000:06d}Z"
     return base + "Z"

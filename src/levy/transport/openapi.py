@@ -40,6 +40,7 @@ from typing import Any
 from google.protobuf import descriptor, descriptor_pb2
 
 from levy import __version__
+from levy.app.idempotency import MAX_KEY_LENGTH
 from levy.app.registry import MethodInfo, field_policy, is_output_only, methods, services
 from levy.domain.pagination import MAX_LIMIT
 from levy.domain.versioning import CURRENT, RELEASES
@@ -179,7 +180,11 @@ class _Builder:
     def input_field(self, f: FD) -> Schema:
         p = field_policy(f)
         if f.is_repeated:
-            s: Schema = {"type": ["array", "null"], "items": self.input_value(f, p)}
+            item = self.input_value(f, p)
+            if p.per_item_errors:  # each item succeeds or fails on its own, inside a 200
+                item = {"anyOf": [item, {"description": "Any other value: the item is reported as `failed` "
+                                                        "with its errors in the 200 response."}]}
+            s: Schema = {"type": ["array", "null"], "items": item}
             if p.max_items:
                 s["maxItems"] = p.max_items
             return s
@@ -412,8 +417,9 @@ def _parameters() -> dict[str, Any]:
         },
         "Idempotency-Key": {
             "name": "Idempotency-Key", "in": "header", "required": False,
-            "description": "Retries with the same key replay the first response instead of repeating the write.",
-            "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+            "description": "Retries with the same key replay the first response instead of repeating the write. "
+                           "Empty: no key. Blank, or reused with a different request: 422.",
+            "schema": {"type": "string", "maxLength": MAX_KEY_LENGTH, "pattern": r"^$|\S"},
         },
         "X-Include-Unregistered": {
             "name": "X-Include-Unregistered", "in": "header", "required": False,
