@@ -138,6 +138,8 @@ class Pipeline:
         body = method.http.body
         target = getattr(request, body) if body and body != "*" else request
         constraints.check(target, ctx.item_errors)
+        if target is not request:
+            constraints.check_outside_body(request, body)
         handler = handler_for(method.full_name)
         if handler is None:
             raise NotImplementedYet(f"{method.http_method} {method.http_path} ({method.name}) is not implemented yet.")

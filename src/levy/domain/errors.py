@@ -187,11 +187,14 @@ class RequiredField(ValidationFailed):
     code = "validation_required_field"
     type = "missing"
 
-    def __init__(self, field_name: str, *, pointer: str | None = None, detail: str | None = None) -> None:
+    def __init__(self, field_name: str, *, pointer: str | None = None, detail: str | None = None,
+                 items: list[ErrorItem] | None = None) -> None:
+        # ``items``: rebuilt from stored items (``many``, idempotent replays), like every LevyError.
         super().__init__(
             detail or f"The field '{field_name}' is required.",
             pointer=pointer,
             title=f"Missing {field_name}",
+            items=items,
         )
 
 

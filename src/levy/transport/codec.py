@@ -20,6 +20,7 @@ Rendering (message -> JSON):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import date, datetime, timezone
 from functools import cache
@@ -235,17 +236,25 @@ def _pydantic_type(t: int) -> str:
             FD.TYPE_FLOAT: "float_type"}.get(t, "int_type" if t in _INT_TYPES else "value_error")
 
 
+_QUERY_INT = re.compile(r"-?[0-9]{1,20}")
+
+
 def parse_query_value(f: FD, raw: str, name: str) -> Any:
     """A query-string value for a scalar request field."""
     t = f.type
     if t == FD.TYPE_STRING:
         return raw
     if t in _INT_TYPES:
-        try:
-            return int(raw)
-        except ValueError:
+        # ASCII digits only: int() would also take "1_000", " 5" and other scripts' digits.
+        if not _QUERY_INT.fullmatch(raw):
             raise ValidationFailed(f"Query parameter '{name}' must be an integer, got {raw!r}.", parameter=name,
-                                   input=raw, type="int_parsing") from None
+                                   input=raw, type="int_parsing")
+        value = int(raw)
+        lo, hi = _INT_RANGE[t]
+        if not lo <= value <= hi:
+            raise ValidationFailed(f"Query parameter '{name}' is out of range.", parameter=name, input=raw,
+                                   type="int_range")
+        return value
     if t == FD.TYPE_BOOL:
         if raw in ("true", "false"):
             return raw == "true"
@@ -275,7 +284,8 @@ def _render_plan(desc: descriptor.Descriptor) -> tuple[tuple[str, int, bool, boo
 
 def format_timestamp(ts: timestamp_pb2.Timestamp) -> str:
     dt = datetime.fromtimestamp(ts.seconds, tz=timezone.utc)
-    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    # Not strftime("%Y"): it drops the leading zeros of years before 1000 ("956-02-10").
+    base = f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
     if ts.nanos:
         return f"{base}.{ts.nanos // 1000:06d}Z"
     return base + "Z"

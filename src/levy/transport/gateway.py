@@ -113,12 +113,14 @@ class Router:
             if r is not None:
                 return r, {}
             allowed.update(by_method)
-        literal_hit = bool(allowed)  # a literal path never falls through to a template
-        for r in self.templated:
+        # A literal path shadows the templates: GET /customers/batch is 405 with
+        # `Allow: POST`, not GetCustomer "batch". Among templates, any route
+        # with the method matches (GET and POST /transactions/{id}).
+        for r in () if allowed else self.templated:
             mo = r.regex.match(path)  # type: ignore[union-attr]
             if mo is None:
                 continue
-            if r.http_method == http_method and not literal_hit:
+            if r.http_method == http_method:
                 return r, {k: unquote(v) for k, v in mo.groupdict().items()}
             allowed.add(r.http_method)
         if allowed:
@@ -137,7 +139,9 @@ class Gateway:
         self.config = config
         self.router = Router(build_routes())
         self.shutting_down = False
-        self.extra_routes: dict[str, Callable[[Scope], Awaitable[tuple[int, bytes, str]]]] = {}
+        self.extra_routes: dict[str, Callable[[Scope], Awaitable[tuple[int, bytes, str]]]] = {
+            "/openapi.json": _openapi,
+        }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -234,6 +238,13 @@ class Gateway:
             setattr(request, name, value)
         response = await self.pipeline.run(m, request, ctx)
         return _render(m, response)
+
+
+async def _openapi(scope: Scope) -> tuple[int, bytes, str]:
+    """``GET /openapi.json``: the contract generated from the protos (no auth)."""
+    from levy.transport.openapi import served_document
+
+    return 200, served_document(), "application/json"
 
 
 def _headers(scope: Scope) -> dict[str, str]:
