@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, default=2000, help="requests per client process (2 processes)")
     ap.add_argument("--in-flight", type=int, default=8, help="calls in flight per client process")
-    ap.add_argument("--rates", default="/work/shared/data/rates/zip5-2026-03", help="directory of per-ZIP files")
+    ap.add_argument("--rates", default=str(Path(__file__).resolve().parents[1].parent / "shared/data/rates/zip5-2026-03"), help="directory of per-ZIP files")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "src"))
     if not Path(args.rates).is_dir():

@@ -31,8 +31,7 @@ from levytest import call_error, md
 from levy.v1 import calculations_pb2 as pb
 from levy.v1 import calculations_pb2_grpc as pbg
 
-ZIP5_DIR = Path("/work/shared/data/rates/zip5-2026-03")
-SST_DIR = Path("/work/shared/data/rates/sst-2026q2")
+from shared_data import SST_DIR, ZIP5_DIR  # noqa: E402
 ALL_STATES = [
     "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA", "KS", "KY", "LA",
     "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR",

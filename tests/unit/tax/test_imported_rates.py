@@ -18,8 +18,10 @@ from levy.rates.builtin import load_states, zip_directory
 from levy.rates.sst import parse_sst_boundaries, parse_sst_rates
 from levy.rates.zip5 import effective_from_name, parse_zip5
 
-ZIP_DIR = "/work/shared/data/rates/zip5-2026-03"
-SST_DIR = "/work/shared/data/rates/sst-2026q2"
+from shared_data import SST_DIR as _SST, ZIP5_DIR as _ZIP  # noqa: E402
+
+ZIP_DIR = str(_ZIP)
+SST_DIR = str(_SST)
 needs_zip = pytest.mark.skipif(not os.path.isdir(ZIP_DIR), reason=f"third-party ZIP tables not present at {ZIP_DIR}")
 needs_sst = pytest.mark.skipif(not os.path.isdir(SST_DIR), reason=f"SST sample files not present at {SST_DIR}")
 D = date(2026, 3, 15)
