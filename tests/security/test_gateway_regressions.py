@@ -89,3 +89,14 @@ def test_early_years_render_as_rfc3339(admin_http: httpx.Client) -> None:
                                            "source_updated_at": "0956-02-10T03:56:46Z"})
     assert r.status_code == 201, r.text
     assert r.json()["source_updated_at"] == "0956-02-10T03:56:46Z"
+
+
+def test_non_ascii_digit_keys_render_in_the_calculation_error_shape(http: httpx.Client) -> None:
+    """Found by schemathesis: an unknown property named '²' (a Unicode digit) made the
+    calculation error shape's `loc` builder raise, and uvicorn answered a bare 500."""
+    r = http.post("/calculations", json={"line_items": [{"id": "a", "product": {"²": 1, "7": 2}}]})
+    assert r.status_code == 422
+    locs = [d["loc"] for d in r.json()["detail"]]
+    assert ["body", "line_items", 0, "product", "²"] in locs
+    assert ["body", "line_items", 0, "product", 7] in locs
+    assert r.headers["x-request-id"].startswith("req_")

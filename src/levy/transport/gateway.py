@@ -188,7 +188,13 @@ class Gateway:
         except LevyError as e:
             if isinstance(e, MethodNotAllowed) and e.first.meta:
                 extra_headers.append((b"allow", ", ".join(e.first.meta["allow"]).encode()))
-            status, body, ctype = http_body(e, style)
+            try:
+                status, body, ctype = http_body(e, style)
+            except Exception:  # rendering must never escape: fall back to a plain 500
+                log.exception("could not render an error (request id %s)", request_id,
+                              extra={"request_id": request_id, "method": rpc})
+                status, body, ctype = http_body(
+                    InternalError(f"An unexpected error occurred. Request id: {request_id}."), style)
         except Exception:
             log.exception("unexpected error on %s %s (request id %s)", http_method, path, request_id,
                           extra={"request_id": request_id, "method": rpc})
