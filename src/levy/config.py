@@ -23,6 +23,11 @@ class Config:
     # Default request body limit (bytes) where a method declares none.
     max_body_bytes: int = 1_048_576
     db_pool_size: int = 10
+    # Seconds a new database connection (PostgreSQL) or a pool checkout may take before the
+    # request fails with 503, so that a database that is down does not hang requests.
+    db_connect_timeout_seconds: float = 5.0
+    # Seconds a SQLite writer waits for the database lock before the request fails with 503.
+    db_busy_timeout_seconds: float = 10.0
     # A claimed Idempotency-Key whose request has not finished after this many
     # seconds is taken over by a retry (its process is presumed dead).
     idempotency_lock_seconds: float = 30.0

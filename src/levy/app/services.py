@@ -24,7 +24,11 @@ class AppServices:
 
     @classmethod
     def create(cls, config: Config) -> AppServices:
-        return cls(config=config, engine=create_engine(config.database_url, pool_size=config.db_pool_size))
+        engine = create_engine(
+            config.database_url, pool_size=config.db_pool_size, connect_timeout=config.db_connect_timeout_seconds,
+            busy_timeout=config.db_busy_timeout_seconds,
+        )
+        return cls(config=config, engine=engine)
 
     def uow(self, *, write: bool = False) -> contextlib.AbstractAsyncContextManager[AsyncConnection]:
         """One database transaction (the unit of work of one request).

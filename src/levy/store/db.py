@@ -4,41 +4,118 @@ SQLite runs in WAL mode with a busy timeout and foreign keys on. Write units of
 work on SQLite start with ``BEGIN IMMEDIATE`` so that two writers queue on the
 busy timeout instead of failing on a read-to-write lock upgrade; read units
 use a plain deferred ``BEGIN`` and never block writers (WAL).
+
+Database loss: connection attempts and pool checkouts wait at most
+``connect_timeout`` seconds, and :func:`is_unavailable` recognises the
+driver's "the database is not reachable right now" failures (refused or killed
+connections, server shutting down, SQLite locked past its busy timeout or not
+writable) so that the transports answer them with 503 / UNAVAILABLE instead of
+500. The pool pre-pings and replaces dead connections, so service recovers by
+itself when the database returns.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import socket
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
 from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./levy.db"
 SQLITE_BUSY_TIMEOUT_MS = 10_000
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
 
 
 def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
-def create_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> AsyncEngine:
-    """An async engine for ``url`` with Levy's connection settings."""
-    kwargs: dict[str, Any] = {"echo": echo}
+def create_engine(
+    url: str, *, pool_size: int = 10, echo: bool = False, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+    busy_timeout: float = SQLITE_BUSY_TIMEOUT_MS / 1000,
+) -> AsyncEngine:
+    """An async engine for ``url`` with Levy's connection settings.
+
+    ``connect_timeout``: seconds a new PostgreSQL connection and a pool checkout
+    may take before the request fails (503). ``busy_timeout``: seconds a SQLite
+    writer waits for the database lock before it fails (503)."""
+    kwargs: dict[str, Any] = {"echo": echo, "pool_timeout": connect_timeout}
     if is_sqlite(url):
-        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+        kwargs["connect_args"] = {"timeout": busy_timeout}
         engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, **kwargs)
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, int(busy_timeout * 1000))
     else:
+        kwargs["connect_args"] = {"timeout": connect_timeout}
         engine = create_async_engine(
             url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True, **kwargs
         )
     return engine
 
 
-def _configure_sqlite(engine: AsyncEngine) -> None:
+# PostgreSQL SQLSTATEs meaning "this connection or server is not usable now":
+# class 08 (connection exception), 57P01-57P03 (admin/crash shutdown, cannot
+# connect now, e.g. pg_terminate_backend or a restart) and 53300 (too many connections).
+_UNAVAILABLE_SQLSTATES = ("08", "57P01", "57P02", "57P03", "53300")
+# SQLite OperationalError messages meaning the file cannot be used now.
+_SQLITE_UNAVAILABLE = (
+    "database is locked", "database table is locked", "readonly database", "unable to open database file",
+    "disk i/o error", "database or disk is full",
+)
+_NETWORK_ERRNOS = {
+    errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.EHOSTUNREACH, errno.ENETUNREACH,
+    errno.ETIMEDOUT, errno.EPIPE, errno.ENETDOWN, errno.EHOSTDOWN,
+}
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it wraps) means the database is
+    unreachable or unusable right now, rather than a bug or bad data."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen or len(seen) > 20:
+            continue
+        seen.add(id(e))
+        if _unavailable_one(e):
+            return True
+        todo.extend((getattr(e, "orig", None), e.__cause__, e.__context__))
+    return False
+
+
+def _unavailable_one(e: BaseException) -> bool:
+    if isinstance(e, sa_exc.DBAPIError) and e.connection_invalidated:
+        return True
+    if isinstance(e, (sa_exc.DisconnectionError, sa_exc.TimeoutError)):
+        return True  # pool checkout timed out
+    if isinstance(e, sa_exc.InterfaceError) or (type(e).__name__ == "InterfaceError" and "asyncpg" in type(e).__module__):
+        msg = str(e).lower()
+        return "closed" in msg or "connection" in msg  # not misuse such as an unsupported parameter type
+    if isinstance(e, (ConnectionError, TimeoutError, socket.gaierror)):
+        return True  # refused/reset connection; connect timeout (asyncio.TimeoutError is TimeoutError)
+    if isinstance(e, sqlite3.OperationalError):
+        msg = str(e).lower()
+        return any(m in msg for m in _SQLITE_UNAVAILABLE)
+    if isinstance(e, OSError) and type(e) is OSError:
+        # asyncpg raises a bare OSError ("Multiple exceptions: ...") when every address refused.
+        return e.errno is None or e.errno in _NETWORK_ERRNOS
+    if type(e).__module__.startswith("asyncpg"):
+        name = type(e).__name__
+        if name in ("ConnectionDoesNotExistError", "ConnectionFailureError"):
+            return True
+        state = str(getattr(e, "sqlstate", "") or "")
+        return bool(state) and state.startswith(_UNAVAILABLE_SQLSTATES)
+    return False
+
+
+def _configure_sqlite(engine: AsyncEngine, busy_timeout_ms: int) -> None:
     sync_engine = engine.sync_engine
 
     @event.listens_for(sync_engine, "connect")
@@ -47,7 +124,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cur.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()

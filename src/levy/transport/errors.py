@@ -19,10 +19,35 @@ import orjson
 from google.protobuf import any_pb2, duration_pb2, struct_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from levy.domain.errors import ErrorItem, LevyError, RateLimited
+import logging
+
+from levy.domain.errors import ErrorItem, InternalError, LevyError, RateLimited, Unavailable
+from levy.store.db import is_unavailable
 from levy.v1 import errors_pb2, options_pb2
 
 ERROR_DOMAIN = "levy.dev"
+log = logging.getLogger("levy.errors")
+
+
+def from_unexpected(exc: BaseException, ctx: Any, where: str) -> LevyError:
+    """The caller-visible error for an exception that is not a domain error.
+
+    A database that is unreachable or unusable right now (refused or killed
+    connection, restart, SQLite lock timeout) is 503 / UNAVAILABLE with
+    ``Retry-After: 1``: the request changed nothing and may be retried. Anything
+    else is a 500 whose internals stay in the log under the request id."""
+    rid = ctx.request_id
+    if is_unavailable(exc):
+        log.warning("database unavailable in %s (request id %s): %s: %s", where, rid, type(exc).__name__,
+                    str(exc).splitlines()[0] if str(exc) else "", extra={"request_id": rid, "method": where})
+        ctx.response_headers["retry-after"] = "1"
+        return Unavailable(
+            "The database is unavailable; the request was not completed and changed nothing. "
+            f"Retry shortly. Request id: {rid}."
+        )
+    log.error("unexpected error in %s (request id %s)", where, rid, exc_info=exc,
+              extra={"request_id": rid, "method": where})
+    return InternalError(f"An unexpected error occurred. Request id: {rid}.")
 
 
 def item_to_json(item: ErrorItem) -> dict[str, Any]:

@@ -26,7 +26,6 @@ from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods
 from levy.config import Config
 from levy.domain.errors import (
-    InternalError,
     LevyError,
     MethodNotAllowed,
     NotFound,
@@ -37,7 +36,7 @@ from levy.domain.errors import (
 from levy.domain.ids import new_ulid
 from levy.domain.versioning import CURRENT
 from levy.transport import codec
-from levy.transport.errors import http_body
+from levy.transport.errors import from_unexpected, http_body
 from levy.transport.peer import client_address
 
 log = logging.getLogger("levy.gateway")
@@ -195,10 +194,8 @@ class Gateway:
                               extra={"request_id": request_id, "method": rpc})
                 status, body, ctype = http_body(
                     InternalError(f"An unexpected error occurred. Request id: {request_id}."), style)
-        except Exception:
-            log.exception("unexpected error on %s %s (request id %s)", http_method, path, request_id,
-                          extra={"request_id": request_id, "method": rpc})
-            status, body, ctype = http_body(InternalError(f"An unexpected error occurred. Request id: {request_id}."), style)
+        except Exception as e:
+            status, body, ctype = http_body(from_unexpected(e, ctx, f"{http_method} {path}"), style)
         extra_headers.append((b"x-request-id", request_id.encode()))
         extra_headers.append((b"service-version", (str(ctx.version) if ctx.version else CURRENT).encode()))
         for k, v in ctx.response_headers.items():

@@ -22,9 +22,9 @@ from levy.app import metrics
 from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods, services
 from levy.config import Config
-from levy.domain.errors import InternalError, LevyError, RequestTooLarge
+from levy.domain.errors import LevyError, RequestTooLarge
 from levy.domain.ids import new_ulid
-from levy.transport.errors import to_rpc_status
+from levy.transport.errors import from_unexpected, to_rpc_status
 from levy.transport.peer import client_address
 
 log = logging.getLogger("levy.grpc")
@@ -80,10 +80,8 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
                 response = await pipeline.invoke(m, request, ctx, peer=peer, deadline=context.time_remaining())
         except LevyError as e:
             err: LevyError = e
-        except Exception:
-            log.exception("unexpected error in %s (request id %s)", m.full_name, ctx.request_id,
-                          extra={"request_id": ctx.request_id, "method": m.full_name})
-            err = InternalError(f"An unexpected error occurred. Request id: {ctx.request_id}.")
+        except Exception as e:
+            err = from_unexpected(e, ctx, m.full_name)
         else:
             context.set_trailing_metadata(_trailers(ctx))
             _observe(m, ctx, "OK", started)
