@@ -26,6 +26,7 @@ from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods
 from levy.config import Config
 from levy.domain.errors import (
+    InternalError,
     LevyError,
     MethodNotAllowed,
     NotFound,
