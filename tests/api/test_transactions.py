@@ -9,23 +9,12 @@ CA without postal code = 6% + 1.25% (10000 -> 600 + 125)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
-import grpc
 import httpx
 import pytest
 
-from conftest import LevyServer, Tenant
-from txn_helpers import D, Txn, body, error_of, line, pointers, register, tax_line, uid
-
-
-@pytest.fixture(params=["rest", "grpc"])
-def tx(request: pytest.FixtureRequest, server: LevyServer, channel: grpc.Channel, tenant: Tenant,
-       admin_http: httpx.Client) -> Iterator[Txn]:
-    register(admin_http, "TX", "CA")
-    t = Txn(request.param, server, channel, tenant.key)
-    yield t
-    t.close()
+from conftest import LevyServer
+from txn_helpers import D, Txn, body, error_of, line, pointers, tax_line, uid, tx  # noqa: F401  (fixture)
 
 
 def set_status_sql(server: LevyServer, tid: str, status: str) -> None:

@@ -8,24 +8,11 @@ California 6% + statewide local 1.25% (two jurisdictions)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import grpc
 import httpx
-import pytest
 
-from conftest import LevyServer, Tenant
-from txn_helpers import D, Txn, body, error_of, line, pointers, register, tax_line, uid
-
-
-@pytest.fixture(params=["rest", "grpc"])
-def tx(request: pytest.FixtureRequest, server: LevyServer, channel: grpc.Channel, tenant: Tenant,
-       admin_http: httpx.Client) -> Iterator[Txn]:
-    register(admin_http, "TX", "CA")
-    t = Txn(request.param, server, channel, tenant.key)
-    yield t
-    t.close()
+from txn_helpers import D, Txn, body, error_of, line, pointers, tax_line, uid, tx  # noqa: F401  (fixture)
 
 
 def product(http: httpx.Client, codes: list[str]) -> str:

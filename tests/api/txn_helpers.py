@@ -6,12 +6,15 @@ code -> California 6% + statewide local 1.25%."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import httpx
+import pytest
 from google.protobuf import json_format
 
+from conftest import LevyServer, Tenant
 from levytest import call_error, md
 from levy.v1 import transactions_pb2 as pb
 from levy.v1 import transactions_pb2_grpc as pbg
@@ -137,3 +140,13 @@ def error_of(result: tuple[int, dict[str, Any]], status: int = 422) -> list[dict
 
 def pointers(errors: list[dict[str, Any]]) -> set[str | None]:
     return {(e.get("source") or {}).get("pointer") for e in errors}
+
+
+@pytest.fixture(params=["rest", "grpc"])
+def tx(request: pytest.FixtureRequest, server: LevyServer, channel: grpc.Channel, tenant: Tenant,
+       admin_http: httpx.Client) -> Iterator[Txn]:
+    """A tenant registered in TX and CA, calling through REST or gRPC."""
+    register(admin_http, "TX", "CA")
+    t = Txn(request.param, server, channel, tenant.key)
+    yield t
+    t.close()

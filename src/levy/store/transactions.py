@@ -174,24 +174,24 @@ async def _load(conn: AsyncConnection, organization_id: str, rows: Sequence[Any]
 # -- reads ---------------------------------------------------------------------------------
 
 
-async def get_transaction(
-    conn: AsyncConnection, organization_id: str, transaction_id: str, *, for_update: bool = False
-) -> TransactionRecord | None:
-    q = select(txn_t).where(txn_t.c.organization_id == organization_id, txn_t.c.id == transaction_id)
+async def _one(conn: AsyncConnection, organization_id: str, condition: Any, for_update: bool) -> TransactionRecord | None:
+    q = select(txn_t).where(txn_t.c.organization_id == organization_id, condition)
     if for_update:
         q = q.with_for_update()
     row = (await conn.execute(q)).first()
     return (await _load(conn, organization_id, [row]))[0] if row else None
+
+
+async def get_transaction(
+    conn: AsyncConnection, organization_id: str, transaction_id: str, *, for_update: bool = False
+) -> TransactionRecord | None:
+    return await _one(conn, organization_id, txn_t.c.id == transaction_id, for_update)
 
 
 async def find_by_reference(
     conn: AsyncConnection, organization_id: str, reference_id: str, *, for_update: bool = False
 ) -> TransactionRecord | None:
-    q = select(txn_t).where(txn_t.c.organization_id == organization_id, txn_t.c.reference_id == reference_id)
-    if for_update:
-        q = q.with_for_update()
-    row = (await conn.execute(q)).first()
-    return (await _load(conn, organization_id, [row]))[0] if row else None
+    return await _one(conn, organization_id, txn_t.c.reference_id == reference_id, for_update)
 
 
 async def id_of_reference(conn: AsyncConnection, organization_id: str, reference_id: str) -> str | None:
