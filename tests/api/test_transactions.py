@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from conftest import LevyServer
-from txn_helpers import D, Txn, body, error_of, line, pointers, tax_line, uid, tx  # noqa: F401  (fixture)
+from txn_api import D, Txn, body, error_of, line, pointers, tax_line, uid, tx  # noqa: F401  (fixture)
 
 
 def set_status_sql(server: LevyServer, tid: str, status: str) -> None:

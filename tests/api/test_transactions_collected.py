@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from txn_helpers import D, Txn, body, error_of, line, pointers, tax_line, uid, tx  # noqa: F401  (fixture)
+from txn_api import D, Txn, body, error_of, line, pointers, tax_line, uid, tx  # noqa: F401  (fixture)
 
 
 def product(http: httpx.Client, codes: list[str]) -> str:
