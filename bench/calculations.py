@@ -140,8 +140,8 @@ def _client(target: str, kind: str, payload: bytes, key: str, requests: int, in_
             if kind == "empty":
                 method = ch.unary_unary(EMPTY_METHOD)
                 meta: tuple[tuple[str, str], ...] = ()
-            else:
-                method = ch.unary_unary("/levy.v1.CalculationService/CreateCalculation")
+            else:  # ``kind`` is "calc" or the full path of the method to call
+                method = ch.unary_unary(kind if kind.startswith("/") else "/levy.v1.CalculationService/CreateCalculation")
                 meta = (("x-api-key", key),)
             for _ in range(20):  # warm-up
                 await method(payload, metadata=meta)

@@ -84,3 +84,30 @@ def test_products_of_another_organization_are_404(
                                  bodies={"UpdateProduct": {"name": "stolen"}}, owner_values=["Owner's product"])
     assert admin_http.get(f"/products/{pid}").json()["name"] == "Owner's product"
     assert pid not in client_for(other_tenant.admin_key).get("/products", params={"limit": 1000}).text
+
+
+def test_transactions_of_another_organization_are_404(
+        admin_http: httpx.Client, tenant: Tenant, other_tenant: Tenant, client_for, channel: grpc.Channel) -> None:  # type: ignore[no-untyped-def]
+    ref = "olt-ref-1"
+    txn = admin_http.post("/transactions", json={
+        "type": "sale", "status": "finalized", "reference_id": ref, "transaction_date": "2026-03-15T00:00:00Z",
+        "line_items": [{"id": "owner-line", "unit_price": "12345", "customer": {"address": {"state": "TX"}}}]})
+    assert txn.status_code == 200, txn.text
+    tid = txn.json()["id"]
+    ops = _ops("/transactions/", "{id}")
+    assert {m.name for m in ops} == {"GetTransaction", "UpdateTransaction"}
+    assert_other_tenant_gets_404(tenant, other_tenant, client_for, channel, {"id": tid}, ops,
+                                 bodies={"UpdateTransaction": {"status": "void"}},
+                                 owner_values=["owner-line", "12345"])
+    assert admin_http.get(f"/transactions/{tid}").json()["status"] == "finalized"
+    other = client_for(other_tenant.admin_key)
+    assert tid not in other.get("/transactions", params={"limit": 1000}).text
+    # Crediting another organization's sale by id or reference: its parent does not exist here.
+    for parent in ({"parent_transaction_id": tid}, {"parent_reference_id": ref}):
+        r = other.post("/transactions", json={"type": "credit", "status": "finalized", **parent})
+        assert r.status_code == 422 and "12345" not in r.text, r.text
+    # The same reference_id is free in another organization.
+    r = other.post("/transactions", json={
+        "type": "sale", "status": "draft", "reference_id": ref,
+        "line_items": [{"id": "x", "unit_price": "1", "customer": {"address": {"state": "TX"}}}]})
+    assert r.status_code == 200, r.text
