@@ -10,7 +10,7 @@ See docs/calculations.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC
 from decimal import Decimal
 from typing import Any
@@ -33,6 +33,7 @@ from levy.domain.tax.model import (
     Discount,
     ExemptionSettings,
     LineInput,
+    Registration,
 )
 from levy.domain.taxcodes import load_catalogue
 from levy.rates.builtin import load_taxability
@@ -51,12 +52,61 @@ class CalculationDetails:
     customer_ids: dict[int, str] = field(default_factory=dict)
     # Line index -> the product preset's ``prd_`` id.
     product_ids: dict[int, str] = field(default_factory=dict)
+    # Line index -> the customer the matched (merged) customer was merged into.
+    merged_into: dict[int, str] = field(default_factory=dict)
+    # Line index -> the product preset's tax codes as stored now.
+    product_codes: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    # Line index -> its translated engine input (lines that failed are absent).
+    lines: dict[int, LineInput] = field(default_factory=dict)
+
+
+@dataclass
+class Prepared:
+    """The request translated for the engine, with the reads it needed (one read transaction)."""
+
+    details: CalculationDetails
+    errors: list[LevyError]
+    registrations: list[Registration]
+    exemption_settings: ExemptionSettings
+
+    @property
+    def input(self) -> CalculationInput:
+        return self.details.input
 
 
 async def calculate(ctx: CallContext, fields: Any, conn: AsyncConnection) -> tuple[CalculationResult, CalculationDetails]:
     """Calculate the tax of a message carrying the calculation request fields.
 
     Raises ValidationFailed (calculation error shape, see :func:`shape_error`).
+    """
+    prepared = await prepare(ctx, fields, conn)
+    return run_engine(ctx, prepared), prepared.details
+
+
+def run_engine(
+    ctx: CallContext, prepared: Prepared, lines: tuple[LineInput, ...] | None = None, *, shape: bool = True
+) -> CalculationResult:
+    """Run the engine on ``prepared`` (or only on ``lines`` of it); every error found so far is combined.
+
+    ``shape``: errors in the calculation error shape (:func:`shape_error`); transactions pass False.
+    """
+    inp = prepared.input if lines is None else replace(prepared.input, lines=lines)
+    try:
+        return engine.calculate(
+            inp, current_rates(ctx.services), load_taxability(), prepared.registrations,
+            prepared.exemption_settings, prior_errors=prepared.errors,
+        )
+    except LevyError as e:
+        if not shape:
+            raise
+        raise shape_error(e) from None
+
+
+async def prepare(ctx: CallContext, fields: Any, conn: AsyncConnection, *, require_lines: bool = True) -> Prepared:
+    """Translate the calculation request fields of ``fields`` into the engine's input.
+
+    Problems are collected in ``Prepared.errors`` (a line that fails is left out
+    of the input) so that callers report them together with their own.
     """
     org = ctx.organization_id
     collector = _Errors()
@@ -70,7 +120,7 @@ async def calculate(ctx: CallContext, fields: Any, conn: AsyncConnection) -> tup
     )
     on = fields.transaction_date.ToDatetime(tzinfo=UTC) if fields.HasField("transaction_date") else None
     items = list(fields.line_items)
-    if not items:
+    if not items and require_lines:
         errors.append(ValidationFailed("At least one line item is required.", pointer="/line_items", type="missing"))
 
     # One read transaction, a constant number of queries.
@@ -90,10 +140,11 @@ async def calculate(ctx: CallContext, fields: Any, conn: AsyncConnection) -> tup
         line = attempt(_line, i, li, product_rows, customer_rows, default_codes.category, details)
         if line is not None:
             lines.append(line)
+            details.lines[i] = line
         elif not errors:  # pragma: no cover - _line either returns or raises
             raise AssertionError("line translation failed without an error")
 
-    inp = CalculationInput(
+    details.input = CalculationInput(
         lines=tuple(lines),
         currency=currency,
         transaction_date=on,
@@ -101,15 +152,8 @@ async def calculate(ctx: CallContext, fields: Any, conn: AsyncConnection) -> tup
         vendor_discount_amount=vendor or 0,
         include_unregistered=ctx.include_unregistered,
     )
-    details.input = inp
     exemption_settings = ExemptionSettings(settings.exemption_management, settings.certificate_treatment)  # type: ignore[arg-type]
-    try:
-        result = engine.calculate(
-            inp, current_rates(ctx.services), load_taxability(), registrations, exemption_settings, prior_errors=errors
-        )
-    except LevyError as e:
-        raise shape_error(e) from None
-    return result, details
+    return Prepared(details, errors, registrations, exemption_settings)
 
 
 class _Errors:
@@ -180,6 +224,7 @@ def _line(
             )
         else:
             details.product_ids[i] = row.id
+            details.product_codes[i] = row.tax_codes
             preset_codes = row.tax_codes
             marked = row.marked_sales_tax or tuple(row.tax_codes) == (SALES_TAX_CODE,)
     codes = list(li.product.tax_attributes)
@@ -235,6 +280,8 @@ def _line(
             if len(matches) == 1:
                 exemption = matches[0].exemption
                 details.customer_ids[i] = matches[0].id
+                if matches[0].merged_into_customer_id:
+                    details.merged_into[i] = matches[0].merged_into_customer_id
             elif not matches:
                 customer_detail = f"no customer matches preset '{cp.id}' (source {source}): line taxed without exemptions"
             else:

@@ -32,6 +32,7 @@ class CustomerRow:
     source_account_id: str
     source_id: str
     exemption: CustomerExemption
+    merged_into_customer_id: str | None = None
 
 
 def jurisdiction_code(value: str) -> str:
@@ -72,6 +73,7 @@ async def customers_by_source_id(
                 customers.c.override_exempt,
                 customers.c.override_resale,
                 customers.c.override_manufacturing,
+                customers.c.merged_into_customer_id,
             )
             .where(customers.c.organization_id == organization_id)
             .where(customers.c.source_id.in_(wanted))
@@ -109,6 +111,7 @@ async def customers_by_source_id(
                 manufacturing=bool(r.override_manufacturing),
                 certificates=tuple(certs.get(r.id, ())),
             ),
+            r.merged_into_customer_id,
         )
         for r in rows
     ]

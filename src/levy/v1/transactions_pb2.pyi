@@ -140,12 +140,18 @@ class Transaction(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
     HELD_OFF_RETURNS_REASON_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    TAX_ONLY_ATTRIBUTIONS_FIELD_NUMBER: _builtins.int
+    COLLECTED_TAX_AMOUNT_FIELD_NUMBER: _builtins.int
+    PROVIDED_TAX_AMOUNT_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Identifier, prefix `txn_`."""
     type: _builtins.str
-    """`sale` (default) or `credit`."""
+    """`sale` or `credit` (required on create)."""
     status: _builtins.str
-    """`draft`, `finalized`, `filed` or `void`."""
+    """`draft`, `finalized`, `filed` or `void` (`draft` or `finalized`
+    required on create).
+    """
     currency: _builtins.str
     """ISO 4217 code (default `USD`)."""
     discount_amount: _builtins.str
@@ -168,6 +174,17 @@ class Transaction(_message.Message):
     """Tax as calculated by Levy, whatever the filing source."""
     held_off_returns_reason: _builtins.str
     """Why the transaction is held off returns, or null."""
+    source: _builtins.str
+    """Levy extension: where the document comes from, one of the customer
+    sources (default `native`). Selects the marked-line netting policy (4.7).
+    Set on create only.
+    """
+    collected_tax_amount: _builtins.str
+    """Collected-tax (`SALES_TAX`) lines counted in `tax_amount`, in minor units,
+    or null when none was sent.
+    """
+    provided_tax_amount: _builtins.str
+    """The `tax_amount` last sent (without collected-tax lines), or null."""
     @_builtins.property
     def transaction_date(self) -> _timestamp_pb2.Timestamp:
         """Date of the transaction."""
@@ -183,6 +200,12 @@ class Transaction(_message.Message):
     @_builtins.property
     def updated_at(self) -> _timestamp_pb2.Timestamp:
         """Record last update time."""
+
+    @_builtins.property
+    def tax_only_attributions(self) -> _containers.RepeatedCompositeFieldContainer[Global___TaxOnlyAttribution]:
+        """Tax-only transactions: the tax attributed to each jurisdiction the
+        collected-tax lines' addresses reach where the seller is registered.
+        """
 
     def __init__(
         self,
@@ -205,11 +228,17 @@ class Transaction(_message.Message):
         created_at: _timestamp_pb2.Timestamp | None = ...,
         updated_at: _timestamp_pb2.Timestamp | None = ...,
         held_off_returns_reason: _builtins.str | None = ...,
+        source: _builtins.str | None = ...,
+        tax_only_attributions: _abc.Iterable[Global___TaxOnlyAttribution] | None = ...,
+        collected_tax_amount: _builtins.str | None = ...,
+        provided_tax_amount: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_currency", b"_currency", "_discount_amount", b"_discount_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_reference_id", b"_reference_id", "_status", b"_status", "_tax_amount", b"_tax_amount", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "held_off_returns_reason", b"held_off_returns_reason", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "reference_id", b"reference_id", "status", b"status", "tax_amount", b"tax_amount", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "held_off_returns_reason", b"held_off_returns_reason", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_currency", b"_currency", "_discount_amount", b"_discount_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_reference_id", b"_reference_id", "_status", b"_status", "_tax_amount", b"_tax_amount", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "calculated_tax_amount", b"calculated_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "filing_tax_amount", b"filing_tax_amount", "filing_tax_amount_source", b"filing_tax_amount_source", "held_off_returns_reason", b"held_off_returns_reason", "id", b"id", "line_items", b"line_items", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "reference_id", b"reference_id", "status", b"status", "tax_amount", b"tax_amount", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "calculated_tax_amount", b"calculated_tax_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "filing_tax_amount", b"filing_tax_amount", "filing_tax_amount_source", b"filing_tax_amount_source", "held_off_returns_reason", b"held_off_returns_reason", "id", b"id", "line_items", b"line_items", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "tax_only_attributions", b"tax_only_attributions", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__collected_tax_amount: _TypeAlias = _typing.Literal["collected_tax_amount"]  # noqa: Y015
+    _WhichOneofArgType__collected_tax_amount: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount"]  # noqa: Y015
     _WhichOneofReturnType__currency: _TypeAlias = _typing.Literal["currency"]  # noqa: Y015
     _WhichOneofArgType__currency: _TypeAlias = _typing.Literal["_currency", b"_currency"]  # noqa: Y015
     _WhichOneofReturnType__discount_amount: _TypeAlias = _typing.Literal["discount_amount"]  # noqa: Y015
@@ -220,8 +249,12 @@ class Transaction(_message.Message):
     _WhichOneofArgType__parent_reference_id: _TypeAlias = _typing.Literal["_parent_reference_id", b"_parent_reference_id"]  # noqa: Y015
     _WhichOneofReturnType__parent_transaction_id: _TypeAlias = _typing.Literal["parent_transaction_id"]  # noqa: Y015
     _WhichOneofArgType__parent_transaction_id: _TypeAlias = _typing.Literal["_parent_transaction_id", b"_parent_transaction_id"]  # noqa: Y015
+    _WhichOneofReturnType__provided_tax_amount: _TypeAlias = _typing.Literal["provided_tax_amount"]  # noqa: Y015
+    _WhichOneofArgType__provided_tax_amount: _TypeAlias = _typing.Literal["_provided_tax_amount", b"_provided_tax_amount"]  # noqa: Y015
     _WhichOneofReturnType__reference_id: _TypeAlias = _typing.Literal["reference_id"]  # noqa: Y015
     _WhichOneofArgType__reference_id: _TypeAlias = _typing.Literal["_reference_id", b"_reference_id"]  # noqa: Y015
+    _WhichOneofReturnType__source: _TypeAlias = _typing.Literal["source"]  # noqa: Y015
+    _WhichOneofArgType__source: _TypeAlias = _typing.Literal["_source", b"_source"]  # noqa: Y015
     _WhichOneofReturnType__status: _TypeAlias = _typing.Literal["status"]  # noqa: Y015
     _WhichOneofArgType__status: _TypeAlias = _typing.Literal["_status", b"_status"]  # noqa: Y015
     _WhichOneofReturnType__tax_amount: _TypeAlias = _typing.Literal["tax_amount"]  # noqa: Y015
@@ -230,6 +263,8 @@ class Transaction(_message.Message):
     _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
     _WhichOneofReturnType__vendor_discount_amount: _TypeAlias = _typing.Literal["vendor_discount_amount"]  # noqa: Y015
     _WhichOneofArgType__vendor_discount_amount: _TypeAlias = _typing.Literal["_vendor_discount_amount", b"_vendor_discount_amount"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__collected_tax_amount) -> _WhichOneofReturnType__collected_tax_amount | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__currency) -> _WhichOneofReturnType__currency | None: ...
     @_typing.overload
@@ -241,7 +276,11 @@ class Transaction(_message.Message):
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__parent_transaction_id) -> _WhichOneofReturnType__parent_transaction_id | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__provided_tax_amount) -> _WhichOneofReturnType__provided_tax_amount | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__reference_id) -> _WhichOneofReturnType__reference_id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__source) -> _WhichOneofReturnType__source | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__status) -> _WhichOneofReturnType__status | None: ...
     @_typing.overload
@@ -252,6 +291,32 @@ class Transaction(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__vendor_discount_amount) -> _WhichOneofReturnType__vendor_discount_amount | None: ...
 
 Global___Transaction: _TypeAlias = Transaction  # noqa: Y015
+
+@_typing.final
+class TaxOnlyAttribution(_message.Message):
+    """The share of a tax-only transaction's tax attributed to one jurisdiction."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JURISDICTION_CODE_FIELD_NUMBER: _builtins.int
+    TAX_AMOUNT_FIELD_NUMBER: _builtins.int
+    jurisdiction_code: _builtins.str
+    """Jurisdiction code, for example `US-ST-CA`."""
+    tax_amount: _builtins.str
+    """Tax in minor units."""
+    def __init__(
+        self,
+        *,
+        jurisdiction_code: _builtins.str = ...,
+        tax_amount: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["jurisdiction_code", b"jurisdiction_code", "tax_amount", b"tax_amount"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TaxOnlyAttribution: _TypeAlias = TaxOnlyAttribution  # noqa: Y015
 
 @_typing.final
 class CreateTransactionRequest(_message.Message):
@@ -291,6 +356,7 @@ class ListTransactionsRequest(_message.Message):
     CUSTOMER_ID_FIELD_NUMBER: _builtins.int
     TRANSACTION_DATE_FROM_FIELD_NUMBER: _builtins.int
     TRANSACTION_DATE_TO_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
     limit: _builtins.int
     """Page size, 1..1000 (default 100)."""
     starting_after: _builtins.str
@@ -304,9 +370,15 @@ class ListTransactionsRequest(_message.Message):
     customer_id: _builtins.str
     """Only transactions with a line for this customer (`cust_` id)."""
     transaction_date_from: _builtins.str
-    """Only transactions dated on or after this date (YYYY-MM-DD)."""
+    """Only transactions dated at or after this ISO 8601 date or date-time
+    (inclusive; a bare date is its UTC midnight).
+    """
     transaction_date_to: _builtins.str
-    """Only transactions dated on or before this date (YYYY-MM-DD)."""
+    """Only transactions dated before this ISO 8601 date or date-time
+    (exclusive; a bare date is its UTC midnight).
+    """
+    source: _builtins.str
+    """Only this source (Levy extension)."""
     def __init__(
         self,
         *,
@@ -318,10 +390,11 @@ class ListTransactionsRequest(_message.Message):
         customer_id: _builtins.str | None = ...,
         transaction_date_from: _builtins.str | None = ...,
         transaction_date_to: _builtins.str | None = ...,
+        source: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_customer_id", b"_customer_id", "_limit", b"_limit", "_reference_id", b"_reference_id", "_starting_after", b"_starting_after", "_status", b"_status", "_transaction_date_from", b"_transaction_date_from", "_transaction_date_to", b"_transaction_date_to", "_type", b"_type", "customer_id", b"customer_id", "limit", b"limit", "reference_id", b"reference_id", "starting_after", b"starting_after", "status", b"status", "transaction_date_from", b"transaction_date_from", "transaction_date_to", b"transaction_date_to", "type", b"type"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_customer_id", b"_customer_id", "_limit", b"_limit", "_reference_id", b"_reference_id", "_source", b"_source", "_starting_after", b"_starting_after", "_status", b"_status", "_transaction_date_from", b"_transaction_date_from", "_transaction_date_to", b"_transaction_date_to", "_type", b"_type", "customer_id", b"customer_id", "limit", b"limit", "reference_id", b"reference_id", "source", b"source", "starting_after", b"starting_after", "status", b"status", "transaction_date_from", b"transaction_date_from", "transaction_date_to", b"transaction_date_to", "type", b"type"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_customer_id", b"_customer_id", "_limit", b"_limit", "_reference_id", b"_reference_id", "_starting_after", b"_starting_after", "_status", b"_status", "_transaction_date_from", b"_transaction_date_from", "_transaction_date_to", b"_transaction_date_to", "_type", b"_type", "customer_id", b"customer_id", "limit", b"limit", "reference_id", b"reference_id", "starting_after", b"starting_after", "status", b"status", "transaction_date_from", b"transaction_date_from", "transaction_date_to", b"transaction_date_to", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_customer_id", b"_customer_id", "_limit", b"_limit", "_reference_id", b"_reference_id", "_source", b"_source", "_starting_after", b"_starting_after", "_status", b"_status", "_transaction_date_from", b"_transaction_date_from", "_transaction_date_to", b"_transaction_date_to", "_type", b"_type", "customer_id", b"customer_id", "limit", b"limit", "reference_id", b"reference_id", "source", b"source", "starting_after", b"starting_after", "status", b"status", "transaction_date_from", b"transaction_date_from", "transaction_date_to", b"transaction_date_to", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__customer_id: _TypeAlias = _typing.Literal["customer_id"]  # noqa: Y015
     _WhichOneofArgType__customer_id: _TypeAlias = _typing.Literal["_customer_id", b"_customer_id"]  # noqa: Y015
@@ -329,6 +402,8 @@ class ListTransactionsRequest(_message.Message):
     _WhichOneofArgType__limit: _TypeAlias = _typing.Literal["_limit", b"_limit"]  # noqa: Y015
     _WhichOneofReturnType__reference_id: _TypeAlias = _typing.Literal["reference_id"]  # noqa: Y015
     _WhichOneofArgType__reference_id: _TypeAlias = _typing.Literal["_reference_id", b"_reference_id"]  # noqa: Y015
+    _WhichOneofReturnType__source: _TypeAlias = _typing.Literal["source"]  # noqa: Y015
+    _WhichOneofArgType__source: _TypeAlias = _typing.Literal["_source", b"_source"]  # noqa: Y015
     _WhichOneofReturnType__starting_after: _TypeAlias = _typing.Literal["starting_after"]  # noqa: Y015
     _WhichOneofArgType__starting_after: _TypeAlias = _typing.Literal["_starting_after", b"_starting_after"]  # noqa: Y015
     _WhichOneofReturnType__status: _TypeAlias = _typing.Literal["status"]  # noqa: Y015
@@ -345,6 +420,8 @@ class ListTransactionsRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__limit) -> _WhichOneofReturnType__limit | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__reference_id) -> _WhichOneofReturnType__reference_id | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__source) -> _WhichOneofReturnType__source | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__starting_after) -> _WhichOneofReturnType__starting_after | None: ...
     @_typing.overload

@@ -1,0 +1,108 @@
+"""Transactions (spec sections 2.8, 3.1, 4.6, 4.7): thin adapters over
+:mod:`levy.app.transactions` (create, update) and :mod:`levy.store.transactions`
+(get, list). ``Idempotency-Key`` on create and update is handled by the shared
+pipeline. See docs/transactions.md."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from google.protobuf import json_format
+
+from levy.app import transactions as service
+from levy.app.context import CallContext
+from levy.app.handlers.calculations import rate_string
+from levy.app.registry import handles
+from levy.domain.pagination import page_request
+from levy.domain.transaction_records import TransactionRecord
+from levy.domain.transactions import parse_list_filters
+from levy.store import transactions as store
+from levy.v1 import transactions_pb2 as pb
+
+
+def _ts(msg: Any, value: datetime | None) -> None:
+    if value is not None:
+        msg.FromDatetime(value)
+
+
+def to_message(rec: TransactionRecord) -> pb.Transaction:
+    t = rec.tax
+    msg = pb.Transaction(
+        id=rec.id,
+        type=rec.type,
+        status=rec.status,
+        source=rec.source,
+        currency=rec.currency,
+        discount_amount=str(rec.discount_amount),
+        vendor_discount_amount=str(rec.vendor_discount_amount),
+        tax_amount=str(t.tax_amount),
+        filing_tax_amount=str(t.filing_tax_amount),
+        filing_tax_amount_source=t.filing_tax_amount_source,
+        calculated_tax_amount=str(t.calculated),
+    )
+    for name in ("parent_transaction_id", "parent_reference_id", "reference_id", "held_off_reason"):
+        value = getattr(rec, name)
+        if value is not None:
+            setattr(msg, "held_off_returns_reason" if name == "held_off_reason" else name, value)
+    if t.collected is not None:
+        msg.collected_tax_amount = str(t.collected)
+    if t.provided is not None:
+        msg.provided_tax_amount = str(t.provided)
+    _ts(msg.transaction_date, rec.transaction_date)
+    _ts(msg.created_at, rec.created_at)
+    _ts(msg.updated_at, rec.updated_at)
+    for code, amount in rec.allocations:
+        msg.tax_only_attributions.add(jurisdiction_code=code, tax_amount=str(amount))
+    for ln in rec.lines:
+        li = msg.line_items.add()
+        json_format.ParseDict(ln.input, li)
+        r = ln.result
+        li.tax_amount = str(r.tax_amount)
+        li.tax_amount_before_discounts = str(r.tax_amount_before_discounts)
+        for row in r.taxes:
+            li.taxes.add(
+                detail=row.detail, jurisdiction_name=row.jurisdiction_name, jurisdiction_type=row.jurisdiction_type,
+                tax_amount=str(row.tax_amount), tax_type=row.tax_type, is_registered=row.is_registered,
+                rule_name=row.rule_name, taxable_base=str(row.taxable_base), tax_rate=rate_string(row.tax_rate),
+            )
+        for d in r.discounts:
+            li.discount_reductions.add(id=d.id, tax_amount_reduction=str(d.tax_amount_reduction))
+    return msg
+
+
+@handles("levy.v1.TransactionService.CreateTransaction")
+async def create_transaction(req: pb.CreateTransactionRequest, ctx: CallContext) -> pb.Transaction:
+    return to_message(await service.create(ctx, req.transaction))
+
+
+@handles("levy.v1.TransactionService.UpdateTransaction")
+async def update_transaction(req: pb.UpdateTransactionRequest, ctx: CallContext) -> pb.Transaction:
+    return to_message(await service.update(ctx, req.id, req.transaction, list(req.update_mask.paths)))
+
+
+@handles("levy.v1.TransactionService.GetTransaction")
+async def get_transaction(req: pb.GetTransactionRequest, ctx: CallContext) -> pb.Transaction:
+    async with ctx.services.uow() as conn:
+        rec = await store.get_transaction(conn, ctx.organization_id, req.id)
+    if rec is None:
+        raise service.not_found(req.id)
+    return to_message(rec)
+
+
+@handles("levy.v1.TransactionService.ListTransactions")
+async def list_transactions(req: pb.ListTransactionsRequest, ctx: CallContext) -> pb.ListTransactionsResponse:
+    def opt(name: str) -> str | None:
+        return getattr(req, name) if req.HasField(name) else None
+
+    filters = parse_list_filters(
+        status=opt("status"), type=opt("type"), reference_id=opt("reference_id"), customer_id=opt("customer_id"),
+        source=opt("source"), transaction_date_from=opt("transaction_date_from"),
+        transaction_date_to=opt("transaction_date_to"),
+    )
+    page = page_request(req.limit if req.HasField("limit") else None, req.starting_after)
+    async with ctx.services.uow() as conn:
+        records, has_more = await store.list_transactions(
+            conn, ctx.organization_id, filters, page.limit, page.starting_after
+        )
+    return pb.ListTransactionsResponse(data=[to_message(r) for r in records], has_more=has_more)

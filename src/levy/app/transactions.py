@@ -1,0 +1,427 @@
+"""The transactions service (issue 7): create and update in ONE database transaction.
+
+Wires the pure rules of :mod:`levy.domain.transactions` (lifecycle, lines,
+tax provided or calculated, credits, tax-only attribution) to the calculation
+service (:mod:`levy.app.calculate`: request translation with presets, engine)
+and the store (:mod:`levy.store.transactions`). The handler module only turns
+messages into calls and records into messages. See docs/transactions.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime
+from typing import Any
+
+from google.protobuf import json_format
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.app.calculate import Prepared, prepare, run_engine
+from levy.app.context import CallContext
+from levy.app.rates_runtime import current_rates
+from levy.domain import ids
+from levy.domain.errors import Conflict, FailedPrecondition, LevyError, NotFound, RequiredField, ValidationFailed
+from levy.domain.money import allocate, parse_amount
+from levy.domain.transaction_records import StoredLine, TransactionRecord
+from levy.domain.transactions import (
+    UNSET,
+    LinePlan,
+    TaxState,
+    check_credit_limits,
+    check_full_credit_not_empty,
+    check_lines_editable,
+    check_parent_fields,
+    check_parent_found,
+    check_transition,
+    credit_kind,
+    full_credit_lines,
+    plan_lines,
+    tax_on_amount_update,
+    tax_on_create,
+    tax_on_lines_update,
+    validate_create_status,
+    validate_source_field,
+    validate_type,
+)
+from levy.domain.transactions_collected import LineSplit, TransactionLine, effective_codes
+from levy.domain.transactions_tax_only import attribute_tax_only
+from levy.store import transactions as store
+from levy.v1 import transactions_pb2 as pb
+
+DUPLICATE_REFERENCE = "duplicate_reference_id"
+NOT_RECORDED = "not_recorded"
+
+#: Fields of ``Transaction`` a request may send (the rest are read-only).
+WRITABLE = (
+    "type", "status", "currency", "discount_amount", "vendor_discount_amount", "transaction_date", "line_items",
+    "parent_transaction_id", "parent_reference_id", "reference_id", "tax_amount", "source",
+)
+#: Fixed at creation.
+CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source")
+#: Change the calculation: draft only, and together with ``line_items``.
+CALCULATION_FIELDS = ("currency", "discount_amount", "vendor_discount_amount", "transaction_date")
+_LINE_OUTPUTS = ("tax_amount", "tax_amount_before_discounts", "taxes", "discount_reductions")
+
+
+def transaction_path(transaction_id: str) -> str:
+    return f"/transactions/{transaction_id}"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _opt(msg: Any, name: str) -> Any:
+    return getattr(msg, name) if msg.HasField(name) else None
+
+
+def _line_input(li: pb.TransactionLineItem) -> dict[str, Any]:
+    """The request line as received (its input fields), stored and echoed back."""
+    clean = pb.TransactionLineItem()
+    clean.CopyFrom(li)
+    for name in _LINE_OUTPUTS:
+        clean.ClearField(name)
+    return json_format.MessageToDict(clean, preserving_proto_field_name=True)
+
+
+def _duplicate(reference_id: str, existing_id: str) -> Conflict:
+    return Conflict(
+        f"A transaction with reference_id '{reference_id}' already exists: {existing_id}",
+        code=DUPLICATE_REFERENCE,
+        pointer="/reference_id",
+        meta={"existing_transaction_id": existing_id, "existing_transaction_path": transaction_path(existing_id)},
+    )
+
+
+def not_found(transaction_id: str) -> NotFound:
+    return NotFound(f"No transaction with id '{transaction_id}'.", pointer=None)
+
+
+def _tax_amount(msg: pb.Transaction) -> int | None:
+    return parse_amount(msg.tax_amount, "/tax_amount") if msg.HasField("tax_amount") else None
+
+
+class _Errors:
+    def __init__(self) -> None:
+        self.errors: list[LevyError] = []
+
+    def attempt(self, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        try:
+            return fn(*args, **kw)
+        except LevyError as e:
+            self.errors.append(e)
+            return None
+
+    def raise_any(self) -> None:
+        if self.errors:
+            raise ValidationFailed.many(self.errors)
+
+
+# -- lines -> engine -> stored lines -----------------------------------------------------------
+
+
+@dataclass
+class Computed:
+    """The lines of one create (or ``line_items`` update), planned and calculated."""
+
+    plan: LinePlan
+    lines: tuple[StoredLine, ...]
+    calculated: int
+    prepared: Prepared
+    collected_lines: tuple[TransactionLine, ...]
+
+    @property
+    def on(self) -> date:
+        on = self.prepared.input.transaction_date
+        return on.astimezone(UTC).date() if isinstance(on, datetime) else utcnow().date()
+
+    def registered_codes(self) -> tuple[str, ...]:
+        on = self.on
+        return tuple(sorted({r.jurisdiction for r in self.prepared.registrations if r.covers(on)}))
+
+
+async def compute_lines(
+    ctx: CallContext, conn: AsyncConnection, msg: pb.Transaction, *, transaction_type: str, source: str,
+    has_parent: bool, errors: list[LevyError],
+) -> Computed:
+    """Translate ``msg.line_items`` (presets resolved), split collected-tax lines off (4.7),
+    run the engine on the goods lines only. Raises every problem at once (422)."""
+    prepared = await prepare(ctx, msg, conn, require_lines=False)
+    details = prepared.details
+    tlines = []
+    for i, line in sorted(details.lines.items()):
+        own = list(msg.line_items[i].product.tax_attributes) or None
+        codes, _ = effective_codes(own, details.product_codes.get(i))
+        tlines.append(TransactionLine(line, i, codes, details.merged_into.get(i)))
+    all_errors = [*errors, *prepared.errors]
+    plan = None
+    try:
+        plan = plan_lines(tlines, transaction_type=transaction_type, source=source,  # type: ignore[arg-type]
+                          has_parent=has_parent)
+    except ValidationFailed as e:
+        all_errors.append(e)
+    if all_errors:
+        raise ValidationFailed.many(all_errors)
+    assert plan is not None
+    prepared.errors = []
+    result = run_engine(ctx, prepared, plan.split.engine_lines, shape=False)
+    stored = tuple(
+        StoredLine(_line_input(msg.line_items[tl.index]), res, details.customer_ids.get(tl.index),
+                   details.product_ids.get(tl.index))
+        for tl, res in zip(plan.split.goods, result.lines, strict=True)
+    )
+    collected = tuple(tl for tl in tlines if tl.is_sales_tax)
+    return Computed(plan, stored, result.tax_amount, prepared, collected)
+
+
+def attribute(ctx: CallContext, computed: Computed, total: int) -> tuple[tuple[tuple[str, int], ...], str | None]:
+    """Tax-only transactions: (allocations, held_off_reason) of ``total`` (4.7 tax-only rules 1-3)."""
+    plan = computed.plan
+    if not plan.tax_only:
+        return (), None
+    if not plan.needs_attribution:
+        return (), plan.held_off_reason
+    rates = current_rates(ctx.services)
+    on = computed.on
+    registered = set(computed.registered_codes())
+    state_of: dict[str, str] = {}
+    reached: list[list[str] | None] = []
+    for tl in computed.collected_lines:
+        if tl.line.address is None:
+            reached.append(None)
+            continue
+        resolution = rates.resolve(tl.line.address, on, tl.pointer)
+        codes = []
+        for row in resolution.rows:
+            state_of[row.code] = row.state
+            codes.append(row.code)
+        reached.append(codes)
+
+    def is_registered(code: str) -> bool:
+        return code in registered or f"US-ST-{state_of.get(code, '')}" in registered
+
+    result = attribute_tax_only(total, reached, is_registered)
+    return result.allocations, result.held_off_reason
+
+
+def _reallocate(rec: TransactionRecord, total: int) -> tuple[tuple[str, int], ...]:
+    """A tax-only transaction's new total over the jurisdictions it was attributed to."""
+    if not rec.allocations:
+        return ()
+    parts = allocate(total, [1] * len(rec.allocations))
+    return tuple((code, part) for (code, _), part in zip(rec.allocations, parts, strict=True))
+
+
+# -- parents and credits ---------------------------------------------------------------------
+
+
+async def find_parent(
+    conn: AsyncConnection, org: str, parent_id: str | None, parent_ref: str | None
+) -> TransactionRecord | None:
+    """The named parent, locked (credits against it are checked in this transaction)."""
+    if parent_id:
+        parent = await store.get_transaction(conn, org, parent_id, for_update=True)
+        if parent is not None and parent_ref and parent.reference_id != parent_ref:
+            raise ValidationFailed(
+                f"parent_transaction_id '{parent_id}' and parent_reference_id '{parent_ref}' name different "
+                "transactions: send one of them",
+                pointer="/parent_reference_id",
+            )
+        return parent
+    assert parent_ref
+    return await store.find_by_reference(conn, org, parent_ref, for_update=True)
+
+
+def check_parent_usable(parent: TransactionRecord, pointer: str) -> None:
+    if parent.type != "sale":
+        raise ValidationFailed(f"the parent transaction {parent.id} is a credit: a credit reverses a sale",
+                               pointer=pointer)
+    if parent.status not in ("finalized", "filed"):
+        raise FailedPrecondition(
+            f"the parent transaction {parent.id} is '{parent.status}': only a finalized or filed sale can be credited",
+            pointer=pointer, meta={"parent_status": parent.status},
+        )
+
+
+async def check_limits(conn: AsyncConnection, parent: TransactionRecord, credit: TransactionRecord) -> None:
+    earlier_amount, earlier_tax = await store.credited_totals(conn, parent.organization_id, parent.id,
+                                                              exclude_id=credit.id)
+    check_credit_limits(parent.net_amount, parent.tax.filing_tax_amount, earlier_amount, earlier_tax,
+                        credit.net_amount, credit.tax.filing_tax_amount)
+
+
+# -- create ----------------------------------------------------------------------------------
+
+
+async def create(ctx: CallContext, msg: pb.Transaction) -> TransactionRecord:
+    org = ctx.organization_id
+    c = _Errors()
+    transaction_type = c.attempt(validate_type, _opt(msg, "type"))
+    status = c.attempt(validate_create_status, _opt(msg, "status"))
+    source = c.attempt(validate_source_field, _opt(msg, "source"))
+    tax_amount = c.attempt(_tax_amount, msg)
+    parent_id = _opt(msg, "parent_transaction_id") or None
+    parent_ref = _opt(msg, "parent_reference_id") or None
+    reference_id = _opt(msg, "reference_id") or None
+    has_parent = bool(parent_id or parent_ref)
+    kind = None
+    if transaction_type is not None:
+        has_parent = bool(c.attempt(check_parent_fields, transaction_type, parent_id, parent_ref))
+        kind = c.attempt(credit_kind, transaction_type, has_parent=has_parent, line_items_sent=bool(msg.line_items))
+    if transaction_type is None or status is None or source is None or kind is None:
+        c.raise_any()
+    pointer = "/parent_transaction_id" if parent_id else "/parent_reference_id"
+    now = utcnow()
+    txn_date = msg.transaction_date.ToDatetime(tzinfo=UTC) if msg.HasField("transaction_date") else now
+
+    async with ctx.services.uow(write=True) as conn:
+        parent = await find_parent(conn, org, parent_id, parent_ref) if has_parent else None
+        if kind == "full_credit":
+            c.raise_any()
+            check_parent_found(parent is not None, only_collected_lines=False, pointer=pointer)
+            assert parent is not None
+            check_parent_usable(parent, pointer)
+            marked = await store.marked_products(conn, org, [ln.product_id for ln in parent.lines if ln.product_id])
+            copied = full_credit_lines(parent.lines, lambda ln: ln.product_id in marked)
+            check_full_credit_not_empty(copied, tax_amount)
+            calculated = sum(ln.result.tax_amount for ln in copied)
+            tax = tax_on_create(calculated=calculated, tax_amount=tax_amount, split=LineSplit((), (), None))
+            rec = TransactionRecord(
+                id=ids.new_id("txn"), organization_id=org, type="credit", status=status, source=source,
+                currency=parent.currency, transaction_date=txn_date, tax=tax, reference_id=reference_id,
+                parent_transaction_id=parent.id, parent_reference_id=parent_ref, parent_found=True,
+                discount_amount=parent.discount_amount, vendor_discount_amount=parent.vendor_discount_amount,
+                lines=tuple(copied), registrations=parent.registrations, created_at=now, updated_at=now,
+            )
+        else:
+            computed = await compute_lines(ctx, conn, msg, transaction_type=transaction_type, source=source,
+                                           has_parent=has_parent, errors=c.errors)
+            plan = computed.plan
+            if not plan.record:
+                raise FailedPrecondition(
+                    f"the document's only lines are marked SALES_TAX lines netting below 0 "
+                    f"(-{plan.split.reduction}): source '{source}' carries the reduction to a later document, "
+                    "so this one is not recorded",
+                    pointer="/line_items", code=NOT_RECORDED,
+                    meta={"source": source, "reduction": plan.split.reduction},
+                )
+            if has_parent:
+                check_parent_found(parent is not None, only_collected_lines=plan.split.only_collected,
+                                   pointer=pointer)
+            if parent is not None:
+                check_parent_usable(parent, pointer)
+            tax = tax_on_create(calculated=computed.calculated, tax_amount=tax_amount, split=plan.split)
+            allocations, held_off = attribute(ctx, computed, tax.tax_amount)
+            inp = computed.prepared.input
+            rec = TransactionRecord(
+                id=ids.new_id("txn"), organization_id=org, type=transaction_type, status=status, source=source,
+                currency=inp.currency, transaction_date=txn_date, tax=tax, reference_id=reference_id,
+                parent_transaction_id=parent.id if parent is not None else parent_id,
+                parent_reference_id=parent_ref, parent_found=parent is not None,
+                discount_amount=inp.discount_amount, vendor_discount_amount=inp.vendor_discount_amount,
+                lines=computed.lines, tax_only=plan.tax_only, held_off_reason=held_off, allocations=allocations,
+                registrations=computed.registered_codes(), created_at=now, updated_at=now,
+            )
+        if parent is not None:
+            await check_limits(conn, parent, rec)
+        existing = await store.insert_transaction(conn, rec)
+        if existing is not None:
+            raise _duplicate(reference_id, existing)
+    return rec
+
+
+# -- update ----------------------------------------------------------------------------------
+
+
+def present_fields(msg: pb.Transaction, mask: list[str]) -> list[str]:
+    """Fields present in an update: the mask (REST: the JSON keys), else every field set."""
+    if mask:
+        for index, path in enumerate(mask):
+            if path not in WRITABLE:
+                raise ValidationFailed(
+                    f"update_mask path '{path}' is not a writable transaction field; writable fields: "
+                    + ", ".join(f for f in WRITABLE if f not in CREATE_ONLY),
+                    pointer=f"/update_mask/paths/{index}",
+                )
+        return list(dict.fromkeys(mask))
+    return [f for f in WRITABLE if (msg.line_items if f == "line_items" else msg.HasField(f))]
+
+
+async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mask: list[str]) -> TransactionRecord:
+    org = ctx.organization_id
+    present = present_fields(msg, mask)
+    c = _Errors()
+    for name in present:
+        if name in CREATE_ONLY:
+            c.errors.append(ValidationFailed(f"{name} is set when the transaction is created and cannot change",
+                                             pointer=f"/{name}"))
+    lines_sent = "line_items" in present
+    calc_fields = [f for f in CALCULATION_FIELDS if f in present]
+    if calc_fields and not lines_sent:
+        c.errors.extend(
+            ValidationFailed(f"{f} changes the calculation: send it together with the full line_items", pointer=f"/{f}")
+            for f in calc_fields
+        )
+    if lines_sent and not msg.line_items:
+        c.errors.append(RequiredField("line_items", pointer="/line_items",
+                                      detail="line_items, when sent, is the full list of lines again (not empty)."))
+    if "status" in present and not msg.HasField("status"):
+        c.errors.append(ValidationFailed("status cannot be null", pointer="/status"))
+    tax_sent = "tax_amount" in present
+    tax_amount = c.attempt(_tax_amount, msg) if tax_sent else None
+    c.raise_any()
+
+    async with ctx.services.uow(write=True) as conn:
+        cur = await store.get_transaction(conn, org, transaction_id, for_update=True)
+        if cur is None:
+            raise not_found(transaction_id)
+        status = cur.status
+        if "status" in present and check_transition(cur.status, msg.status):
+            status = msg.status
+        rec = replace(cur, status=status)
+        if lines_sent:
+            check_lines_editable(cur.status)
+            computed = await compute_lines(ctx, conn, msg, transaction_type=cur.type, source=cur.source,
+                                           has_parent=cur.has_parent, errors=[])
+            if not computed.plan.record:
+                raise FailedPrecondition(
+                    "the document's only lines are marked SALES_TAX lines netting below 0: source "
+                    f"'{cur.source}' does not record it", pointer="/line_items", code=NOT_RECORDED,
+                    meta={"source": cur.source, "reduction": computed.plan.split.reduction},
+                )
+            if cur.has_parent and not cur.parent_found and not computed.plan.split.only_collected:
+                check_parent_found(False, only_collected_lines=False)
+            tax = tax_on_lines_update(cur.tax, calculated=computed.calculated, split=computed.plan.split,
+                                      tax_amount=tax_amount if tax_sent else UNSET)
+            allocations, held_off = attribute(ctx, computed, tax.tax_amount)
+            inp = computed.prepared.input
+            rec = replace(
+                rec, tax=tax, lines=computed.lines, tax_only=computed.plan.tax_only, held_off_reason=held_off,
+                allocations=allocations, registrations=computed.registered_codes(), currency=inp.currency,
+                discount_amount=inp.discount_amount, vendor_discount_amount=inp.vendor_discount_amount,
+                transaction_date=(msg.transaction_date.ToDatetime(tzinfo=UTC)
+                                  if msg.HasField("transaction_date") else cur.transaction_date),
+            )
+        elif tax_sent:
+            if cur.status not in ("draft", "finalized"):
+                raise FailedPrecondition(
+                    f"the tax of a '{cur.status}' transaction cannot change: '{cur.status}' transactions are final",
+                    pointer="/tax_amount", meta={"current_status": cur.status},
+                )
+            tax = tax_on_amount_update(cur.tax, tax_amount)
+            rec = replace(rec, tax=tax, allocations=_reallocate(cur, tax.tax_amount) if cur.tax_only else ())
+        if "reference_id" in present:
+            rec = replace(rec, reference_id=_opt(msg, "reference_id") or None)
+        amounts_changed = lines_sent or tax_sent
+        if rec.type == "credit" and rec.parent_found and amounts_changed and rec.status != "void":
+            parent = await store.get_transaction(conn, org, rec.parent_transaction_id or "", for_update=True)
+            if parent is not None:
+                await check_limits(conn, parent, rec)
+        if rec == cur:
+            return cur
+        rec = replace(rec, updated_at=utcnow())
+        existing = await store.update_transaction(conn, rec, lines_changed=lines_sent)
+        if existing is not None:
+            raise _duplicate(rec.reference_id or "", existing)
+    return rec

@@ -1,0 +1,121 @@
+"""Transactions (issue 7): the transaction, its goods lines with the full
+stored engine result (per line and per jurisdiction rows), and the
+attribution of tax-only transactions. Collected-tax (``SALES_TAX``) lines are
+never stored as lines: their total is ``tax_collected``.
+
+Stored so that returns and credits never recalculate history (see
+docs/transactions.md, "Storage").
+"""
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from levy.store.tables.base import UtcDateTime, id_column_type, metadata
+
+transactions = Table(
+    "transactions",
+    metadata,
+    Column("id", id_column_type(), primary_key=True),
+    Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
+    Column("type", String(16), nullable=False),  # sale | credit
+    Column("status", String(16), nullable=False),  # draft | finalized | filed | void
+    Column("source", String(64), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("transaction_date", UtcDateTime(), nullable=False),
+    Column("reference_id", String(255), nullable=True),
+    # As sent; ``parent_found`` says whether it names a transaction of the organization
+    # (then ``parent_transaction_id`` is that transaction's id even when only
+    # ``parent_reference_id`` was sent).
+    Column("parent_transaction_id", String(255), nullable=True),
+    Column("parent_reference_id", String(255), nullable=True),
+    Column("parent_found", Boolean(), nullable=False),
+    Column("discount_amount", BigInteger(), nullable=False),
+    Column("vendor_discount_amount", BigInteger(), nullable=False),
+    # Goods lines: quantity x unit_price, and after every discount (what credits count).
+    Column("gross_amount", BigInteger(), nullable=False),
+    Column("net_amount", BigInteger(), nullable=False),
+    # TaxState parts (levy.domain.transactions.TaxState).
+    Column("tax_calculated", BigInteger(), nullable=False),
+    Column("tax_provided", BigInteger(), nullable=True),
+    Column("tax_collected", BigInteger(), nullable=True),
+    Column("tax_reduction", BigInteger(), nullable=False),
+    Column("filing_tax_amount", BigInteger(), nullable=False),
+    Column("filing_tax_amount_source", String(16), nullable=False),
+    Column("tax_only", Boolean(), nullable=False),
+    Column("held_off_reason", String(40), nullable=True),
+    # JSON array of the registered jurisdiction codes in force on the transaction date.
+    Column("registrations", Text(), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("organization_id", "reference_id"),
+    Index(None, "organization_id", "id"),
+    Index(None, "organization_id", "status", "transaction_date"),
+    Index(None, "organization_id", "parent_transaction_id"),
+)
+
+transaction_lines = Table(
+    "transaction_lines",
+    metadata,
+    Column("transaction_id", id_column_type(), ForeignKey("transactions.id"), nullable=False),
+    Column("position", Integer(), nullable=False),
+    Column("organization_id", id_column_type(), nullable=False),
+    Column("line_id", String(255), nullable=False),
+    # The matched customer (``cust_``) and product preset (``prd_``), when any.
+    Column("customer_id", id_column_type(), nullable=True),
+    Column("product_id", id_column_type(), nullable=True),
+    # The request line as received (JSON), echoed in responses and copied by full credits.
+    Column("input", Text(), nullable=False),
+    Column("amount", BigInteger(), nullable=False),
+    Column("taxable_amount", BigInteger(), nullable=False),
+    Column("tax_amount", BigInteger(), nullable=False),
+    Column("tax_amount_before_discounts", BigInteger(), nullable=False),
+    # JSON array of {id, amount, tax_amount_reduction}.
+    Column("discounts", Text(), nullable=False),
+    Column("detail", Text(), nullable=False),
+    PrimaryKeyConstraint("transaction_id", "position"),
+    Index(None, "organization_id", "customer_id"),
+)
+
+transaction_line_taxes = Table(
+    "transaction_line_taxes",
+    metadata,
+    Column("transaction_id", id_column_type(), ForeignKey("transactions.id"), nullable=False),
+    Column("line_position", Integer(), nullable=False),
+    Column("position", Integer(), nullable=False),
+    Column("organization_id", id_column_type(), nullable=False),
+    Column("jurisdiction_code", String(64), nullable=False),
+    Column("jurisdiction_name", String(200), nullable=False),
+    Column("jurisdiction_type", String(16), nullable=False),
+    Column("tax_type", String(32), nullable=False),
+    Column("tax_rate", String(32), nullable=False),  # exact decimal text
+    Column("taxable_base", BigInteger(), nullable=False),
+    Column("tax_amount", BigInteger(), nullable=False),
+    Column("tax_amount_before_discounts", BigInteger(), nullable=False),
+    Column("is_registered", Boolean(), nullable=False),
+    Column("rule_name", String(200), nullable=False),
+    Column("exempt_reason", String(40), nullable=True),
+    Column("detail", Text(), nullable=False),
+    PrimaryKeyConstraint("transaction_id", "line_position", "position"),
+)
+
+transaction_tax_only = Table(
+    "transaction_tax_only",
+    metadata,
+    Column("transaction_id", id_column_type(), ForeignKey("transactions.id"), nullable=False),
+    Column("position", Integer(), nullable=False),
+    Column("organization_id", id_column_type(), nullable=False),
+    Column("jurisdiction_code", String(64), nullable=False),
+    Column("tax_amount", BigInteger(), nullable=False),
+    PrimaryKeyConstraint("transaction_id", "position"),
+)

@@ -1,0 +1,302 @@
+"""Transactions in SQL (SQLAlchemy Core). Every query is scoped by ``organization_id``.
+
+A transaction is written in the caller's one database transaction: its row,
+its goods lines, their per-jurisdiction rows and, for tax-only transactions,
+the attribution. ``reference_id`` uniqueness is the unique index
+``(organization_id, reference_id)``: a violation comes back as the id of the
+transaction holding it. Lifecycle moves and credits lock rows with
+``SELECT ... FOR UPDATE`` (PostgreSQL; SQLite write transactions are
+serialised by ``BEGIN IMMEDIATE``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
+from levy.domain.transaction_records import StoredLine, TransactionRecord
+from levy.domain.transactions import ListFilters, TaxState
+from levy.store.tables.transactions import (
+    transaction_line_taxes as taxes_t,
+)
+from levy.store.tables.transactions import (
+    transaction_lines as lines_t,
+)
+from levy.store.tables.transactions import (
+    transaction_tax_only as alloc_t,
+)
+from levy.store.tables.transactions import (
+    transactions as txn_t,
+)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+# -- rows <-> records -----------------------------------------------------------------
+
+
+def _txn_row(rec: TransactionRecord) -> dict[str, Any]:
+    t = rec.tax
+    return {
+        "id": rec.id,
+        "organization_id": rec.organization_id,
+        "type": rec.type,
+        "status": rec.status,
+        "source": rec.source,
+        "currency": rec.currency,
+        "transaction_date": rec.transaction_date,
+        "reference_id": rec.reference_id,
+        "parent_transaction_id": rec.parent_transaction_id,
+        "parent_reference_id": rec.parent_reference_id,
+        "parent_found": rec.parent_found,
+        "discount_amount": rec.discount_amount,
+        "vendor_discount_amount": rec.vendor_discount_amount,
+        "gross_amount": rec.gross_amount,
+        "net_amount": rec.net_amount,
+        "tax_calculated": t.calculated,
+        "tax_provided": t.provided,
+        "tax_collected": t.collected,
+        "tax_reduction": t.reduction,
+        "filing_tax_amount": t.filing_tax_amount,
+        "filing_tax_amount_source": t.filing_tax_amount_source,
+        "tax_only": rec.tax_only,
+        "held_off_reason": rec.held_off_reason,
+        "registrations": json.dumps(list(rec.registrations)),
+        "created_at": rec.created_at,
+        "updated_at": rec.updated_at,
+    }
+
+
+def _line_rows(rec: TransactionRecord) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    lines, taxes, allocs = [], [], []
+    for pos, ln in enumerate(rec.lines):
+        r = ln.result
+        lines.append({
+            "transaction_id": rec.id, "position": pos, "organization_id": rec.organization_id,
+            "line_id": r.id, "customer_id": ln.customer_id, "product_id": ln.product_id,
+            "input": json.dumps(ln.input, separators=(",", ":")),
+            "amount": r.amount, "taxable_amount": r.taxable_amount, "tax_amount": r.tax_amount,
+            "tax_amount_before_discounts": r.tax_amount_before_discounts,
+            "discounts": json.dumps([[d.id, d.amount, d.tax_amount_reduction] for d in r.discounts]),
+            "detail": r.detail,
+        })
+        for tpos, t in enumerate(r.taxes):
+            taxes.append({
+                "transaction_id": rec.id, "line_position": pos, "position": tpos,
+                "organization_id": rec.organization_id,
+                "jurisdiction_code": t.jurisdiction_code, "jurisdiction_name": t.jurisdiction_name,
+                "jurisdiction_type": t.jurisdiction_type, "tax_type": t.tax_type, "tax_rate": str(t.tax_rate),
+                "taxable_base": t.taxable_base, "tax_amount": t.tax_amount,
+                "tax_amount_before_discounts": t.tax_amount_before_discounts, "is_registered": t.is_registered,
+                "rule_name": t.rule_name, "exempt_reason": t.exempt_reason, "detail": t.detail,
+            })
+    for apos, (code, amount) in enumerate(rec.allocations):
+        allocs.append({"transaction_id": rec.id, "position": apos, "organization_id": rec.organization_id,
+                       "jurisdiction_code": code, "tax_amount": amount})
+    return lines, taxes, allocs
+
+
+async def _insert_children(conn: AsyncConnection, rec: TransactionRecord) -> None:
+    lines, taxes, allocs = _line_rows(rec)
+    for table, rows in ((lines_t, lines), (taxes_t, taxes), (alloc_t, allocs)):
+        if rows:
+            await conn.execute(insert(table), rows)
+
+
+async def _delete_children(conn: AsyncConnection, organization_id: str, transaction_id: str) -> None:
+    for table in (taxes_t, lines_t, alloc_t):
+        await conn.execute(
+            delete(table).where(table.c.organization_id == organization_id, table.c.transaction_id == transaction_id)
+        )
+
+
+async def _load(conn: AsyncConnection, organization_id: str, rows: Sequence[Any]) -> list[TransactionRecord]:
+    """Records of ``rows`` with their lines, rows and attributions (three queries for any number)."""
+    if not rows:
+        return []
+    ids = [r.id for r in rows]
+    taxes: dict[tuple[str, int], list[TaxRow]] = {}
+    for t in await conn.execute(
+        select(taxes_t).where(taxes_t.c.organization_id == organization_id, taxes_t.c.transaction_id.in_(ids))
+        .order_by(taxes_t.c.transaction_id, taxes_t.c.line_position, taxes_t.c.position)
+    ):
+        taxes.setdefault((t.transaction_id, t.line_position), []).append(TaxRow(
+            t.jurisdiction_code, t.jurisdiction_name, t.jurisdiction_type, Decimal(t.tax_rate), t.taxable_base,
+            t.tax_amount, t.is_registered, t.rule_name, t.detail, t.tax_type, t.exempt_reason,
+            t.tax_amount_before_discounts,
+        ))
+    lines: dict[str, list[StoredLine]] = {}
+    for ln in await conn.execute(
+        select(lines_t).where(lines_t.c.organization_id == organization_id, lines_t.c.transaction_id.in_(ids))
+        .order_by(lines_t.c.transaction_id, lines_t.c.position)
+    ):
+        result = LineResult(
+            ln.line_id, ln.tax_amount, ln.tax_amount_before_discounts,
+            tuple(taxes.get((ln.transaction_id, ln.position), ())),
+            tuple(DiscountResult(*d) for d in json.loads(ln.discounts)),
+            ln.amount, ln.taxable_amount, False, ln.detail,
+        )
+        lines.setdefault(ln.transaction_id, []).append(
+            StoredLine(json.loads(ln.input), result, ln.customer_id, ln.product_id)
+        )
+    allocs: dict[str, list[tuple[str, int]]] = {}
+    for a in await conn.execute(
+        select(alloc_t).where(alloc_t.c.organization_id == organization_id, alloc_t.c.transaction_id.in_(ids))
+        .order_by(alloc_t.c.transaction_id, alloc_t.c.position)
+    ):
+        allocs.setdefault(a.transaction_id, []).append((a.jurisdiction_code, a.tax_amount))
+    return [
+        TransactionRecord(
+            id=r.id, organization_id=r.organization_id, type=r.type, status=r.status, source=r.source,
+            currency=r.currency, transaction_date=r.transaction_date,
+            tax=TaxState(r.tax_calculated, r.tax_provided, r.tax_collected, r.tax_reduction),
+            reference_id=r.reference_id, parent_transaction_id=r.parent_transaction_id,
+            parent_reference_id=r.parent_reference_id, parent_found=r.parent_found,
+            discount_amount=r.discount_amount, vendor_discount_amount=r.vendor_discount_amount,
+            lines=tuple(lines.get(r.id, ())), tax_only=r.tax_only, held_off_reason=r.held_off_reason,
+            allocations=tuple(allocs.get(r.id, ())), registrations=tuple(json.loads(r.registrations)),
+            created_at=r.created_at, updated_at=r.updated_at,
+        )
+        for r in rows
+    ]
+
+
+# -- reads ---------------------------------------------------------------------------------
+
+
+async def get_transaction(
+    conn: AsyncConnection, organization_id: str, transaction_id: str, *, for_update: bool = False
+) -> TransactionRecord | None:
+    q = select(txn_t).where(txn_t.c.organization_id == organization_id, txn_t.c.id == transaction_id)
+    if for_update:
+        q = q.with_for_update()
+    row = (await conn.execute(q)).first()
+    return (await _load(conn, organization_id, [row]))[0] if row else None
+
+
+async def find_by_reference(
+    conn: AsyncConnection, organization_id: str, reference_id: str, *, for_update: bool = False
+) -> TransactionRecord | None:
+    q = select(txn_t).where(txn_t.c.organization_id == organization_id, txn_t.c.reference_id == reference_id)
+    if for_update:
+        q = q.with_for_update()
+    row = (await conn.execute(q)).first()
+    return (await _load(conn, organization_id, [row]))[0] if row else None
+
+
+async def id_of_reference(conn: AsyncConnection, organization_id: str, reference_id: str) -> str | None:
+    return (await conn.execute(
+        select(txn_t.c.id).where(txn_t.c.organization_id == organization_id, txn_t.c.reference_id == reference_id)
+    )).scalar()
+
+
+async def credited_totals(
+    conn: AsyncConnection, organization_id: str, parent_id: str, *, exclude_id: str | None = None
+) -> tuple[int, int]:
+    """(amount, tax) of the parent's credits that are not void (``exclude_id`` left out)."""
+    q = select(func.coalesce(func.sum(txn_t.c.net_amount), 0), func.coalesce(func.sum(txn_t.c.filing_tax_amount), 0)).where(
+        txn_t.c.organization_id == organization_id,
+        txn_t.c.parent_transaction_id == parent_id,
+        txn_t.c.parent_found.is_(True),
+        txn_t.c.type == "credit",
+        txn_t.c.status != "void",
+    )
+    if exclude_id is not None:
+        q = q.where(txn_t.c.id != exclude_id)
+    amount, tax = (await conn.execute(q)).one()
+    return int(amount), int(tax)
+
+
+async def list_transactions(
+    conn: AsyncConnection, organization_id: str, filters: ListFilters, limit: int, starting_after: str | None
+) -> tuple[list[TransactionRecord], bool]:
+    """Newest first by id (keyset), with the filters of ``GET /transactions`` combined with AND."""
+    q = select(txn_t).where(txn_t.c.organization_id == organization_id)
+    if starting_after:
+        q = q.where(txn_t.c.id < starting_after)
+    if filters.status:
+        q = q.where(txn_t.c.status == filters.status)
+    if filters.type:
+        q = q.where(txn_t.c.type == filters.type)
+    if filters.reference_id:
+        q = q.where(txn_t.c.reference_id == filters.reference_id)
+    if filters.source:
+        q = q.where(txn_t.c.source == filters.source)
+    if filters.transaction_date_from is not None:
+        q = q.where(txn_t.c.transaction_date >= filters.transaction_date_from)
+    if filters.transaction_date_to is not None:
+        q = q.where(txn_t.c.transaction_date < filters.transaction_date_to)
+    if filters.customer_id:
+        q = q.where(exists().where(
+            lines_t.c.organization_id == organization_id,
+            lines_t.c.customer_id == filters.customer_id,
+            lines_t.c.transaction_id == txn_t.c.id,
+        ))
+    rows = (await conn.execute(q.order_by(txn_t.c.id.desc()).limit(limit + 1))).all()
+    records = await _load(conn, organization_id, rows[:limit])
+    return records, len(rows) > limit
+
+
+async def marked_products(conn: AsyncConnection, organization_id: str, product_ids: Iterable[str]) -> set[str]:
+    """Of ``product_ids``, those marked ``SALES_TAX`` now."""
+    from levy.store.calc_reads import products_by_id
+
+    rows = await products_by_id(conn, organization_id, product_ids)
+    return {pid for pid, r in rows.items() if r.marked_sales_tax or r.tax_codes == ("SALES_TAX",)}
+
+
+# -- writes --------------------------------------------------------------------------------
+
+
+async def insert_transaction(conn: AsyncConnection, rec: TransactionRecord) -> str | None:
+    """Insert ``rec`` with its lines. Returns None, or the id of the transaction that
+    already holds ``rec.reference_id`` (the unique index decides, so two concurrent
+    creates of one reference yield one transaction)."""
+    try:
+        async with conn.begin_nested():
+            await conn.execute(insert(txn_t).values(**_txn_row(rec)))
+    except IntegrityError:
+        if rec.reference_id is None:
+            raise
+        existing = await id_of_reference(conn, rec.organization_id, rec.reference_id)
+        if existing is None:
+            raise
+        return existing
+    await _insert_children(conn, rec)
+    return None
+
+
+async def update_transaction(conn: AsyncConnection, rec: TransactionRecord, *, lines_changed: bool) -> str | None:
+    """Write ``rec`` over its row (and its lines when ``lines_changed``).
+
+    Returns None, or the id of the transaction already holding a changed ``reference_id``.
+    """
+    values = _txn_row(rec)
+    for k in ("id", "organization_id", "created_at"):
+        values.pop(k)
+    try:
+        async with conn.begin_nested():
+            await conn.execute(
+                update(txn_t).where(txn_t.c.organization_id == rec.organization_id, txn_t.c.id == rec.id).values(**values)
+            )
+    except IntegrityError:
+        if rec.reference_id is None:
+            raise
+        existing = await id_of_reference(conn, rec.organization_id, rec.reference_id)
+        if existing is None or existing == rec.id:
+            raise
+        return existing
+    if lines_changed:
+        await _delete_children(conn, rec.organization_id, rec.id)
+        await _insert_children(conn, rec)
+    return None
