@@ -31,6 +31,7 @@ from levy.domain.filing import (
     return_to_csv,
 )
 from levy.domain.ids import new_id
+from levy.domain.nexus import load_thresholds, measurement_windows, threshold_for
 from levy.domain.nexus_report import NexusStateReport, dated_sales_by_state, nexus_report
 from levy.domain.transaction_records import TransactionRecord, to_filing
 from levy.domain.transactions import check_transition
@@ -269,8 +270,13 @@ async def liability(conn: AsyncConnection, organization_id: str, start: date, en
 
 
 def nexus_window_start(as_of: date) -> date:
-    """The earliest day any measurement period reaches (previous calendar year, trailing twelve months)."""
-    return date(as_of.year - 1, 1, 1)
+    """The earliest day any measurement period in force on ``as_of`` reaches."""
+    starts = [as_of]
+    for state in load_thresholds():
+        t = threshold_for(state, as_of)
+        if t is not None and t.has_threshold and t.measurement_period is not None:
+            starts += [start for start, _ in measurement_windows(t.measurement_period, as_of)]
+    return min(starts)
 
 
 async def nexus(conn: AsyncConnection, organization_id: str, as_of: date) -> tuple[NexusStateReport, ...]:
