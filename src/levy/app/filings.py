@@ -157,7 +157,14 @@ async def create_filing(
 async def update_filing(
     conn: AsyncConnection, organization_id: str, filing_id: str, status: str | None, other_fields: Sequence[str] = ()
 ) -> store.FilingRecord:
-    """``status: filed`` files a prepared return; nothing else of a filing changes."""
+    """``status: filed`` files a prepared return; nothing else of a filing changes.
+
+    An unknown id (or another organization's) is 404 whatever the body says.
+    """
+    await lock_organization(conn, organization_id)
+    rec = await store.get_filing(conn, organization_id, filing_id, for_update=True)
+    if rec is None:
+        raise not_found(filing_id)
     errors: list[ValidationFailed] = [
         ValidationFailed(f"'{name}' cannot change: a filing's jurisdiction and period are fixed; prepare a new "
                          "filing instead.", pointer=f"/{name}")
@@ -167,10 +174,6 @@ async def update_filing(
         errors.append(RequiredField("status", pointer="/status", detail="Send 'status': 'filed' to file the return."))
     if errors:
         raise ValidationFailed.many(errors)  # type: ignore[arg-type]
-    await lock_organization(conn, organization_id)
-    rec = await store.get_filing(conn, organization_id, filing_id, for_update=True)
-    if rec is None:
-        raise not_found(filing_id)
     if not rules.check_filing_transition(rec.status, status):
         return rec
     return await _file(conn, organization_id, rec, rec.jurisdiction, rec.period_start, rec.period_end)

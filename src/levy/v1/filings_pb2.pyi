@@ -5,6 +5,7 @@ isort:skip_file
 
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
@@ -381,21 +382,27 @@ class UpdateFilingRequest(_message.Message):
 
     FILING_ID_FIELD_NUMBER: _builtins.int
     FILING_FIELD_NUMBER: _builtins.int
+    UPDATE_MASK_FIELD_NUMBER: _builtins.int
     filing_id: _builtins.str
     """The filing's `fil_` id."""
     @_builtins.property
     def filing(self) -> Global___Filing:
         """Fields to change: `status`."""
 
+    @_builtins.property
+    def update_mask(self) -> _field_mask_pb2.FieldMask:
+        """The JSON keys sent (set by the gateway); gRPC callers may leave it empty."""
+
     def __init__(
         self,
         *,
         filing_id: _builtins.str = ...,
         filing: Global___Filing | None = ...,
+        update_mask: _field_mask_pb2.FieldMask | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["filing", b"filing"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["filing", b"filing", "update_mask", b"update_mask"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["filing", b"filing", "filing_id", b"filing_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filing", b"filing", "filing_id", b"filing_id", "update_mask", b"update_mask"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
