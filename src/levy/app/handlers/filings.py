@@ -12,7 +12,8 @@ from google.api import httpbody_pb2
 from levy.app import filings as service
 from levy.app.context import CallContext
 from levy.app.registry import handles
-from levy.domain.filing import HeldOff, JurisdictionTotals, TaxOnlyEntry
+from levy.domain.filing import HeldOff, JurisdictionTotals, LiabilityReport, TaxOnlyEntry
+from levy.domain.nexus_report import NexusStateReport
 from levy.domain.pagination import page_request
 from levy.store.filings import FilingRecord
 from levy.v1 import filings_pb2 as pb
@@ -121,8 +122,12 @@ async def get_liability_report(req: pb.GetLiabilityReportRequest, ctx: CallConte
     start, end = service.parse_range(_opt(req, "from"), _opt(req, "to"))
     async with ctx.services.uow() as conn:
         report = await service.liability(conn, ctx.organization_id, start, end)
-    msg = pb.LiabilityReport(to=end.isoformat())
-    setattr(msg, "from", start.isoformat())
+    return liability_message(report)
+
+
+def liability_message(report: LiabilityReport) -> pb.LiabilityReport:
+    msg = pb.LiabilityReport(to=report.date_to.isoformat())
+    setattr(msg, "from", report.date_from.isoformat())
     held: list[HeldOff] = []
     for s in report.states:
         for t in s.jurisdictions:
@@ -140,6 +145,10 @@ async def get_nexus_report(req: pb.GetNexusReportRequest, ctx: CallContext) -> p
     as_of: date = service.parse_date(_opt(req, "as_of"), "as_of", default=service.today())
     async with ctx.services.uow() as conn:
         rows = await service.nexus(conn, ctx.organization_id, as_of)
+    return nexus_message(as_of, rows)
+
+
+def nexus_message(as_of: date, rows: Iterable[NexusStateReport]) -> pb.NexusReport:
     msg = pb.NexusReport(as_of=as_of.isoformat())
     for r in rows:
         s = msg.states.add(
