@@ -89,3 +89,12 @@ def test_early_years_render_as_rfc3339(admin_http: httpx.Client) -> None:
                                            "source_updated_at": "0956-02-10T03:56:46Z"})
     assert r.status_code == 201, r.text
     assert r.json()["source_updated_at"] == "0956-02-10T03:56:46Z"
+
+
+def test_non_ascii_digit_property_is_422_not_500(http: httpx.Client) -> None:
+    # An unknown property named "²" ("²".isdigit() is True, int("²") fails) made the
+    # calculation error shape's ``loc`` raise: 500 without headers.
+    r = http.post("/calculations", json={"transaction_date": "2026-01-05T00:00:00Z",
+                                         "line_items": [{"id": "1", "quantity": "1", "unit_price": "100", "²": 1}]})
+    assert r.status_code == 422, r.text
+    assert ["body", "line_items", 0, "²"] in [d["loc"] for d in r.json()["detail"]]
