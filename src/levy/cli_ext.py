@@ -11,8 +11,9 @@ from typing import Any
 
 def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add area subcommands to the ``levy`` parser."""
-    from levy import cli_certificates, cli_org, cli_rates
+    from levy import cli_certificates, cli_filings, cli_org, cli_rates
 
     cli_org.register(sub, add_db)
     cli_certificates.register(sub, add_db)
     cli_rates.register(sub, add_db)
+    cli_filings.register(sub, add_db)

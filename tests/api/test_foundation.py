@@ -275,6 +275,7 @@ def test_string_limits_from_the_protos_are_enforced(http: httpx.Client) -> None:
 
 def test_unimplemented_rpc_is_501_and_unimplemented(admin_http: httpx.Client, channel: grpc.Channel,
                                                     tenant: Tenant) -> None:
+    import levy.app.handlers  # noqa: F401  (registers what the server registers)
     from levy.app.registry import handler_for
 
     if handler_for("levy.v1.FilingService.ListFilings") is not None:

@@ -25,11 +25,12 @@ _sym_db = _symbol_database.Default()
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.api import field_behavior_pb2 as google_dot_api_dot_field__behavior__pb2
 from google.api import httpbody_pb2 as google_dot_api_dot_httpbody__pb2
+from google.protobuf import field_mask_pb2 as google_dot_protobuf_dot_field__mask__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from levy.v1 import options_pb2 as levy_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15levy/v1/filings.proto\x12\x07levy.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x19google/api/httpbody.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15levy/v1/options.proto\"\xd8\x02\n\x12JurisdictionTotals\x12\x14\n\x0cjurisdiction\x18\x01 \x01(\t\x12\x19\n\x11jurisdiction_name\x18\x02 \x01(\t\x12\x19\n\x11jurisdiction_type\x18\x03 \x01(\t\x12\x13\n\x0bgross_sales\x18\x04 \x01(\t\x12 \n\x18\x65xempt_sales_certificate\x18\x05 \x01(\t\x12 \n\x18\x65xempt_sales_non_taxable\x18\x06 \x01(\t\x12!\n\x19\x65xempt_sales_unregistered\x18\x07 \x01(\t\x12\x15\n\rtaxable_sales\x18\x08 \x01(\t\x12\x16\n\x0etax_calculated\x18\t \x01(\t\x12\x14\n\x0ctax_provided\x18\n \x01(\t\x12\x19\n\x11\x66iling_tax_amount\x18\x0b \x01(\t\x12\x1a\n\x12tax_only_allocated\x18\x0c \x01(\t\"9\n\x0fHeldTransaction\x12\x16\n\x0etransaction_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x9a\x04\n\x06\x46iling\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12!\n\x0cjurisdiction\x18\x02 \x01(\tB\x06\xaa\xbb\x18\x02\x08@H\x00\x88\x01\x01\x12!\n\x0cperiod_start\x18\x03 \x01(\tB\x06\xaa\xbb\x18\x02\x08\nH\x01\x88\x01\x01\x12\x1f\n\nperiod_end\x18\x04 \x01(\tB\x06\xaa\xbb\x18\x02\x08\nH\x02\x88\x01\x01\x12\x13\n\x06status\x18\x05 \x01(\tH\x03\x88\x01\x01\x12\x38\n\rjurisdictions\x18\x06 \x03(\x0b\x32\x1b.levy.v1.JurisdictionTotalsB\x04\xe2\x41\x01\x03\x12\x39\n\x11held_transactions\x18\x07 \x03(\x0b\x32\x18.levy.v1.HeldTransactionB\x04\xe2\x41\x01\x03\x12\x1f\n\x11\x66iling_tax_amount\x18\x08 \x01(\tB\x04\xe2\x41\x01\x03\x12%\n\x17\x63redits_carried_forward\x18\t \x01(\tB\x04\xe2\x41\x01\x03\x12\x1f\n\x11transaction_count\x18\n \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x32\n\x08\x66iled_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x42\x0f\n\r_jurisdictionB\x0f\n\r_period_startB\r\n\x0b_period_endB\t\n\x07_status\"<\n\x13\x43reateFilingRequest\x12%\n\x06\x66iling\x18\x01 \x01(\x0b\x32\x0f.levy.v1.FilingB\x04\xe2\x41\x01\x02\"b\n\x12ListFilingsRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_after\"F\n\x13ListFilingsResponse\x12\x1d\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x0f.levy.v1.Filing\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"+\n\x10GetFilingRequest\x12\x17\n\tfiling_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"U\n\x13UpdateFilingRequest\x12\x17\n\tfiling_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12%\n\x06\x66iling\x18\x02 \x01(\x0b\x32\x0f.levy.v1.FilingB\x04\xe2\x41\x01\x02\".\n\x13\x45xportFilingRequest\x12\x17\n\tfiling_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"_\n\x19GetLiabilityReportRequest\x12\x19\n\x04\x66rom\x18\x01 \x01(\tB\x06\xaa\xbb\x18\x02\x08\nH\x00\x88\x01\x01\x12\x17\n\x02to\x18\x02 \x01(\tB\x06\xaa\xbb\x18\x02\x08\nH\x01\x88\x01\x01\x42\x07\n\x05_fromB\x05\n\x03_to\"\x94\x01\n\x0fLiabilityReport\x12\x0c\n\x04\x66rom\x18\x01 \x01(\t\x12\n\n\x02to\x18\x02 \x01(\t\x12\x32\n\rjurisdictions\x18\x03 \x03(\x0b\x32\x1b.levy.v1.JurisdictionTotals\x12\x33\n\x11held_transactions\x18\x04 \x03(\x0b\x32\x18.levy.v1.HeldTransaction\"=\n\x15GetNexusReportRequest\x12\x1a\n\x05\x61s_of\x18\x01 \x01(\tB\x06\xaa\xbb\x18\x02\x08\nH\x00\x88\x01\x01\x42\x08\n\x06_as_of\"\xd0\x02\n\nNexusState\x12\r\n\x05state\x18\x01 \x01(\t\x12\x14\n\x0csales_amount\x18\x02 \x01(\t\x12\x19\n\x11transaction_count\x18\x03 \x01(\x05\x12\x1c\n\x0fsales_threshold\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\"\n\x15transaction_threshold\x18\x05 \x01(\x05H\x01\x88\x01\x01\x12\x0c\n\x04rule\x18\x06 \x01(\t\x12\x1a\n\x12measurement_period\x18\x07 \x01(\t\x12\x17\n\x0fthreshold_share\x18\x08 \x01(\t\x12\x10\n\x08\x65xceeded\x18\t \x01(\x08\x12\x15\n\ris_registered\x18\n \x01(\x08\x12\x17\n\ncrossed_on\x18\x0b \x01(\tH\x02\x88\x01\x01\x42\x12\n\x10_sales_thresholdB\x18\n\x16_transaction_thresholdB\r\n\x0b_crossed_on\"A\n\x0bNexusReport\x12\r\n\x05\x61s_of\x18\x01 \x01(\t\x12#\n\x06states\x18\x02 \x03(\x0b\x32\x13.levy.v1.NexusState2\xde\x05\n\rFilingService\x12`\n\x0c\x43reateFiling\x12\x1c.levy.v1.CreateFilingRequest\x1a\x0f.levy.v1.Filing\"!\xa2\xbb\x18\x05\x08\xc9\x01\x18\x01\x82\xd3\xe4\x93\x02\x12\"\x08/filings:\x06\x66iling\x12`\n\x0bListFilings\x12\x1b.levy.v1.ListFilingsRequest\x1a\x1c.levy.v1.ListFilingsResponse\"\x16\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\n\x12\x08/filings\x12[\n\tGetFiling\x12\x19.levy.v1.GetFilingRequest\x1a\x0f.levy.v1.Filing\"\"\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x16\x12\x14/filings/{filing_id}\x12i\n\x0cUpdateFiling\x12\x1c.levy.v1.UpdateFilingRequest\x1a\x0f.levy.v1.Filing\"*\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x1e\"\x14/filings/{filing_id}:\x06\x66iling\x12m\n\x0c\x45xportFiling\x12\x1c.levy.v1.ExportFilingRequest\x1a\x14.google.api.HttpBody\")\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/filings/{filing_id}/export\x12t\n\x12GetLiabilityReport\x12\".levy.v1.GetLiabilityReportRequest\x1a\x18.levy.v1.LiabilityReport\" \xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/reports/liability\x12\\\n\x0eGetNexusReport\x12\x1e.levy.v1.GetNexusReportRequest\x1a\x14.levy.v1.NexusReport\"\x14\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x08\x12\x06/nexusb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15levy/v1/filings.proto\x12\x07levy.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x19google/api/httpbody.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15levy/v1/options.proto\"\xe3\x03\n\x12JurisdictionTotals\x12\x14\n\x0cjurisdiction\x18\x01 \x01(\t\x12\x19\n\x11jurisdiction_name\x18\x02 \x01(\t\x12\x19\n\x11jurisdiction_type\x18\x03 \x01(\t\x12\x13\n\x0bgross_sales\x18\x04 \x01(\t\x12 \n\x18\x65xempt_sales_certificate\x18\x05 \x01(\t\x12 \n\x18\x65xempt_sales_non_taxable\x18\x06 \x01(\t\x12!\n\x19\x65xempt_sales_unregistered\x18\x07 \x01(\t\x12\x15\n\rtaxable_sales\x18\x08 \x01(\t\x12\x16\n\x0etax_calculated\x18\t \x01(\t\x12\x14\n\x0ctax_provided\x18\n \x01(\t\x12\x19\n\x11\x66iling_tax_amount\x18\x0b \x01(\t\x12\x1a\n\x12tax_only_allocated\x18\x0c \x01(\t\x12\x11\n\tdiscounts\x18\r \x01(\t\x12\x18\n\x10sales_filing_tax\x18\x0e \x01(\t\x12\x1a\n\x12\x63redits_filing_tax\x18\x0f \x01(\t\x12\x1f\n\x17\x63\x61rried_credits_applied\x18\x10 \x01(\t\x12\x1f\n\x17\x63redits_carried_forward\x18\x11 \x01(\t\"[\n\x17ReturnTaxOnlyAllocation\x12\x16\n\x0etransaction_id\x18\x01 \x01(\t\x12\x14\n\x0cjurisdiction\x18\x02 \x01(\t\x12\x12\n\ntax_amount\x18\x03 \x01(\t\"I\n\x0fHeldTransaction\x12\x16\n\x0etransaction_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"\x93\x05\n\x06\x46iling\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12!\n\x0cjurisdiction\x18\x02 \x01(\tB\x06\xaa\xbb\x18\x02\x08@H\x00\x88\x01\x01\x12!\n\x0cperiod_start\x18\x03 \x01(\tB\x06\xaa\xbb\x18\x02\x08\nH\x01\x88\x01\x01\x12\x1f\n\nperiod_end\x18\x04 \x01(\tB\x06\xaa\xbb\x18\x02\x08\nH\x02\x88\x01\x01\x12\x13\n\x06status\x18\x05 \x01(\tH\x03\x88\x01\x01\x12\x38\n\rjurisdictions\x18\x06 \x03(\x0b\x32\x1b.levy.v1.JurisdictionTotalsB\x04\xe2\x41\x01\x03\x12\x39\n\x11held_transactions\x18\x07 \x03(\x0b\x32\x18.levy.v1.HeldTransactionB\x04\xe2\x41\x01\x03\x12\x1f\n\x11\x66iling_tax_amount\x18\x08 \x01(\tB\x04\xe2\x41\x01\x03\x12%\n\x17\x63redits_carried_forward\x18\t \x01(\tB\x04\xe2\x41\x01\x03\x12\x1f\n\x11transaction_count\x18\n \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x32\n\x08\x66iled_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x31\n\x06totals\x18\r \x01(\x0b\x32\x1b.levy.v1.JurisdictionTotalsB\x04\xe2\x41\x01\x03\x12\x44\n\x14tax_only_allocations\x18\x0e \x03(\x0b\x32 .levy.v1.ReturnTaxOnlyAllocationB\x04\xe2\x41\x01\x03\x42\x0f\n\r_jurisdictionB\x0f\n\r_period_startB\r\n\x0b_period_endB\t\n\x07_status\"<\n\x13\x43reateFilingRequest\x12%\n\x06\x66iling\x18\x01 \x01(\x0b\x32\x0f.levy.v1.FilingB\x04\xe2\x41\x01\x02\"b\n\x12ListFilingsRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_after\"F\n\x13ListFilingsResponse\x12\x1d\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x0f.levy.v1.Filing\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"+\n\x10GetFilingRequest\x12\x17\n\tfiling_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\x86\x01\n\x13UpdateFilingRequest\x12\x17\n\tfiling_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12%\n\x06\x66iling\x18\x02 \x01(\x0b\x32\x0f.levy.v1.FilingB\x04\xe2\x41\x01\x02\x12/\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMask\".\n\x13\x45xportFilingRequest\x12\x17\n\tfiling_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"_\n\x19GetLiabilityReportRequest\x12\x19\n\x04\x66rom\x18\x01 \x01(\tB\x06\xaa\xbb\x18\x02\x08\nH\x00\x88\x01\x01\x12\x17\n\x02to\x18\x02 \x01(\tB\x06\xaa\xbb\x18\x02\x08\nH\x01\x88\x01\x01\x42\x07\n\x05_fromB\x05\n\x03_to\"\x87\x02\n\x0fLiabilityReport\x12\x0c\n\x04\x66rom\x18\x01 \x01(\t\x12\n\n\x02to\x18\x02 \x01(\t\x12\x32\n\rjurisdictions\x18\x03 \x03(\x0b\x32\x1b.levy.v1.JurisdictionTotals\x12\x33\n\x11held_transactions\x18\x04 \x03(\x0b\x32\x18.levy.v1.HeldTransaction\x12\x31\n\x0cstate_totals\x18\x05 \x03(\x0b\x32\x1b.levy.v1.JurisdictionTotals\x12>\n\x14tax_only_allocations\x18\x06 \x03(\x0b\x32 .levy.v1.ReturnTaxOnlyAllocation\"=\n\x15GetNexusReportRequest\x12\x1a\n\x05\x61s_of\x18\x01 \x01(\tB\x06\xaa\xbb\x18\x02\x08\nH\x00\x88\x01\x01\x42\x08\n\x06_as_of\"\xb0\x03\n\nNexusState\x12\r\n\x05state\x18\x01 \x01(\t\x12\x14\n\x0csales_amount\x18\x02 \x01(\t\x12\x19\n\x11transaction_count\x18\x03 \x01(\x05\x12\x1c\n\x0fsales_threshold\x18\x04 \x01(\tH\x00\x88\x01\x01\x12\"\n\x15transaction_threshold\x18\x05 \x01(\x05H\x01\x88\x01\x01\x12\x0c\n\x04rule\x18\x06 \x01(\t\x12\x1a\n\x12measurement_period\x18\x07 \x01(\t\x12\x17\n\x0fthreshold_share\x18\x08 \x01(\t\x12\x10\n\x08\x65xceeded\x18\t \x01(\x08\x12\x15\n\ris_registered\x18\n \x01(\x08\x12\x17\n\ncrossed_on\x18\x0b \x01(\tH\x02\x88\x01\x01\x12\x14\n\x0cperiod_start\x18\x0c \x01(\t\x12\x12\n\nperiod_end\x18\r \x01(\t\x12\x18\n\x10threshold_source\x18\x0e \x01(\t\x12\x1a\n\x12needs_registration\x18\x0f \x01(\x08\x42\x12\n\x10_sales_thresholdB\x18\n\x16_transaction_thresholdB\r\n\x0b_crossed_on\"A\n\x0bNexusReport\x12\r\n\x05\x61s_of\x18\x01 \x01(\t\x12#\n\x06states\x18\x02 \x03(\x0b\x32\x13.levy.v1.NexusState2\xde\x05\n\rFilingService\x12`\n\x0c\x43reateFiling\x12\x1c.levy.v1.CreateFilingRequest\x1a\x0f.levy.v1.Filing\"!\xa2\xbb\x18\x05\x08\xc9\x01\x18\x01\x82\xd3\xe4\x93\x02\x12\"\x08/filings:\x06\x66iling\x12`\n\x0bListFilings\x12\x1b.levy.v1.ListFilingsRequest\x1a\x1c.levy.v1.ListFilingsResponse\"\x16\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\n\x12\x08/filings\x12[\n\tGetFiling\x12\x19.levy.v1.GetFilingRequest\x1a\x0f.levy.v1.Filing\"\"\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x16\x12\x14/filings/{filing_id}\x12i\n\x0cUpdateFiling\x12\x1c.levy.v1.UpdateFilingRequest\x1a\x0f.levy.v1.Filing\"*\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x1e\"\x14/filings/{filing_id}:\x06\x66iling\x12m\n\x0c\x45xportFiling\x12\x1c.levy.v1.ExportFilingRequest\x1a\x14.google.api.HttpBody\")\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/filings/{filing_id}/export\x12t\n\x12GetLiabilityReport\x12\".levy.v1.GetLiabilityReportRequest\x1a\x18.levy.v1.LiabilityReport\" \xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/reports/liability\x12\\\n\x0eGetNexusReport\x12\x1e.levy.v1.GetNexusReportRequest\x1a\x14.levy.v1.NexusReport\"\x14\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x08\x12\x06/nexusb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -58,6 +59,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_FILING'].fields_by_name['created_at']._serialized_options = b'\342A\001\003'
   _globals['_FILING'].fields_by_name['filed_at']._loaded_options = None
   _globals['_FILING'].fields_by_name['filed_at']._serialized_options = b'\342A\001\003'
+  _globals['_FILING'].fields_by_name['totals']._loaded_options = None
+  _globals['_FILING'].fields_by_name['totals']._serialized_options = b'\342A\001\003'
+  _globals['_FILING'].fields_by_name['tax_only_allocations']._loaded_options = None
+  _globals['_FILING'].fields_by_name['tax_only_allocations']._serialized_options = b'\342A\001\003'
   _globals['_CREATEFILINGREQUEST'].fields_by_name['filing']._loaded_options = None
   _globals['_CREATEFILINGREQUEST'].fields_by_name['filing']._serialized_options = b'\342A\001\002'
   _globals['_GETFILINGREQUEST'].fields_by_name['filing_id']._loaded_options = None
@@ -88,34 +93,36 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_FILINGSERVICE'].methods_by_name['GetLiabilityReport']._serialized_options = b'\242\273\030\002\030\001\202\323\344\223\002\024\022\022/reports/liability'
   _globals['_FILINGSERVICE'].methods_by_name['GetNexusReport']._loaded_options = None
   _globals['_FILINGSERVICE'].methods_by_name['GetNexusReport']._serialized_options = b'\242\273\030\002\030\001\202\323\344\223\002\010\022\006/nexus'
-  _globals['_JURISDICTIONTOTALS']._serialized_start=181
-  _globals['_JURISDICTIONTOTALS']._serialized_end=525
-  _globals['_HELDTRANSACTION']._serialized_start=527
-  _globals['_HELDTRANSACTION']._serialized_end=584
-  _globals['_FILING']._serialized_start=587
-  _globals['_FILING']._serialized_end=1125
-  _globals['_CREATEFILINGREQUEST']._serialized_start=1127
-  _globals['_CREATEFILINGREQUEST']._serialized_end=1187
-  _globals['_LISTFILINGSREQUEST']._serialized_start=1189
-  _globals['_LISTFILINGSREQUEST']._serialized_end=1287
-  _globals['_LISTFILINGSRESPONSE']._serialized_start=1289
-  _globals['_LISTFILINGSRESPONSE']._serialized_end=1359
-  _globals['_GETFILINGREQUEST']._serialized_start=1361
-  _globals['_GETFILINGREQUEST']._serialized_end=1404
-  _globals['_UPDATEFILINGREQUEST']._serialized_start=1406
-  _globals['_UPDATEFILINGREQUEST']._serialized_end=1491
-  _globals['_EXPORTFILINGREQUEST']._serialized_start=1493
-  _globals['_EXPORTFILINGREQUEST']._serialized_end=1539
-  _globals['_GETLIABILITYREPORTREQUEST']._serialized_start=1541
-  _globals['_GETLIABILITYREPORTREQUEST']._serialized_end=1636
-  _globals['_LIABILITYREPORT']._serialized_start=1639
-  _globals['_LIABILITYREPORT']._serialized_end=1787
-  _globals['_GETNEXUSREPORTREQUEST']._serialized_start=1789
-  _globals['_GETNEXUSREPORTREQUEST']._serialized_end=1850
-  _globals['_NEXUSSTATE']._serialized_start=1853
-  _globals['_NEXUSSTATE']._serialized_end=2189
-  _globals['_NEXUSREPORT']._serialized_start=2191
-  _globals['_NEXUSREPORT']._serialized_end=2256
-  _globals['_FILINGSERVICE']._serialized_start=2259
-  _globals['_FILINGSERVICE']._serialized_end=2993
+  _globals['_JURISDICTIONTOTALS']._serialized_start=215
+  _globals['_JURISDICTIONTOTALS']._serialized_end=698
+  _globals['_RETURNTAXONLYALLOCATION']._serialized_start=700
+  _globals['_RETURNTAXONLYALLOCATION']._serialized_end=791
+  _globals['_HELDTRANSACTION']._serialized_start=793
+  _globals['_HELDTRANSACTION']._serialized_end=866
+  _globals['_FILING']._serialized_start=869
+  _globals['_FILING']._serialized_end=1528
+  _globals['_CREATEFILINGREQUEST']._serialized_start=1530
+  _globals['_CREATEFILINGREQUEST']._serialized_end=1590
+  _globals['_LISTFILINGSREQUEST']._serialized_start=1592
+  _globals['_LISTFILINGSREQUEST']._serialized_end=1690
+  _globals['_LISTFILINGSRESPONSE']._serialized_start=1692
+  _globals['_LISTFILINGSRESPONSE']._serialized_end=1762
+  _globals['_GETFILINGREQUEST']._serialized_start=1764
+  _globals['_GETFILINGREQUEST']._serialized_end=1807
+  _globals['_UPDATEFILINGREQUEST']._serialized_start=1810
+  _globals['_UPDATEFILINGREQUEST']._serialized_end=1944
+  _globals['_EXPORTFILINGREQUEST']._serialized_start=1946
+  _globals['_EXPORTFILINGREQUEST']._serialized_end=1992
+  _globals['_GETLIABILITYREPORTREQUEST']._serialized_start=1994
+  _globals['_GETLIABILITYREPORTREQUEST']._serialized_end=2089
+  _globals['_LIABILITYREPORT']._serialized_start=2092
+  _globals['_LIABILITYREPORT']._serialized_end=2355
+  _globals['_GETNEXUSREPORTREQUEST']._serialized_start=2357
+  _globals['_GETNEXUSREPORTREQUEST']._serialized_end=2418
+  _globals['_NEXUSSTATE']._serialized_start=2421
+  _globals['_NEXUSSTATE']._serialized_end=2853
+  _globals['_NEXUSREPORT']._serialized_start=2855
+  _globals['_NEXUSREPORT']._serialized_end=2920
+  _globals['_FILINGSERVICE']._serialized_start=2923
+  _globals['_FILINGSERVICE']._serialized_end=3657
 # @@protoc_insertion_point(module_scope)

@@ -5,6 +5,7 @@ isort:skip_file
 
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
@@ -37,6 +38,11 @@ class JurisdictionTotals(_message.Message):
     TAX_PROVIDED_FIELD_NUMBER: _builtins.int
     FILING_TAX_AMOUNT_FIELD_NUMBER: _builtins.int
     TAX_ONLY_ALLOCATED_FIELD_NUMBER: _builtins.int
+    DISCOUNTS_FIELD_NUMBER: _builtins.int
+    SALES_FILING_TAX_FIELD_NUMBER: _builtins.int
+    CREDITS_FILING_TAX_FIELD_NUMBER: _builtins.int
+    CARRIED_CREDITS_APPLIED_FIELD_NUMBER: _builtins.int
+    CREDITS_CARRIED_FORWARD_FIELD_NUMBER: _builtins.int
     jurisdiction: _builtins.str
     """Jurisdiction code, for example `US-ST-CA`."""
     jurisdiction_name: _builtins.str
@@ -61,6 +67,16 @@ class JurisdictionTotals(_message.Message):
     """Tax due used for filing, credits netted."""
     tax_only_allocated: _builtins.str
     """Tax of tax-only transactions allocated here."""
+    discounts: _builtins.str
+    """Discounts: gross sales less the lines' net amounts."""
+    sales_filing_tax: _builtins.str
+    """Filing tax of the period's sales."""
+    credits_filing_tax: _builtins.str
+    """Filing tax of the period's credits (a positive number)."""
+    carried_credits_applied: _builtins.str
+    """Credits carried from the previous return applied here."""
+    credits_carried_forward: _builtins.str
+    """Credits left over for the next return."""
     def __init__(
         self,
         *,
@@ -76,14 +92,49 @@ class JurisdictionTotals(_message.Message):
         tax_provided: _builtins.str = ...,
         filing_tax_amount: _builtins.str = ...,
         tax_only_allocated: _builtins.str = ...,
+        discounts: _builtins.str = ...,
+        sales_filing_tax: _builtins.str = ...,
+        credits_filing_tax: _builtins.str = ...,
+        carried_credits_applied: _builtins.str = ...,
+        credits_carried_forward: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["exempt_sales_certificate", b"exempt_sales_certificate", "exempt_sales_non_taxable", b"exempt_sales_non_taxable", "exempt_sales_unregistered", b"exempt_sales_unregistered", "filing_tax_amount", b"filing_tax_amount", "gross_sales", b"gross_sales", "jurisdiction", b"jurisdiction", "jurisdiction_name", b"jurisdiction_name", "jurisdiction_type", b"jurisdiction_type", "tax_calculated", b"tax_calculated", "tax_only_allocated", b"tax_only_allocated", "tax_provided", b"tax_provided", "taxable_sales", b"taxable_sales"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["carried_credits_applied", b"carried_credits_applied", "credits_carried_forward", b"credits_carried_forward", "credits_filing_tax", b"credits_filing_tax", "discounts", b"discounts", "exempt_sales_certificate", b"exempt_sales_certificate", "exempt_sales_non_taxable", b"exempt_sales_non_taxable", "exempt_sales_unregistered", b"exempt_sales_unregistered", "filing_tax_amount", b"filing_tax_amount", "gross_sales", b"gross_sales", "jurisdiction", b"jurisdiction", "jurisdiction_name", b"jurisdiction_name", "jurisdiction_type", b"jurisdiction_type", "sales_filing_tax", b"sales_filing_tax", "tax_calculated", b"tax_calculated", "tax_only_allocated", b"tax_only_allocated", "tax_provided", b"tax_provided", "taxable_sales", b"taxable_sales"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___JurisdictionTotals: _TypeAlias = JurisdictionTotals  # noqa: Y015
+
+@_typing.final
+class ReturnTaxOnlyAllocation(_message.Message):
+    """One allocation of a tax-only transaction on a return (negative for a credit)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRANSACTION_ID_FIELD_NUMBER: _builtins.int
+    JURISDICTION_FIELD_NUMBER: _builtins.int
+    TAX_AMOUNT_FIELD_NUMBER: _builtins.int
+    transaction_id: _builtins.str
+    """The transaction's `txn_` id."""
+    jurisdiction: _builtins.str
+    """Jurisdiction code."""
+    tax_amount: _builtins.str
+    """Tax allocated, minor units."""
+    def __init__(
+        self,
+        *,
+        transaction_id: _builtins.str = ...,
+        jurisdiction: _builtins.str = ...,
+        tax_amount: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["jurisdiction", b"jurisdiction", "tax_amount", b"tax_amount", "transaction_id", b"transaction_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReturnTaxOnlyAllocation: _TypeAlias = ReturnTaxOnlyAllocation  # noqa: Y015
 
 @_typing.final
 class HeldTransaction(_message.Message):
@@ -93,19 +144,23 @@ class HeldTransaction(_message.Message):
 
     TRANSACTION_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
     transaction_id: _builtins.str
     """The transaction's `txn_` id."""
     reason: _builtins.str
-    """Why it is held off returns."""
+    """Why it is held off returns (a code)."""
+    detail: _builtins.str
+    """The reason in words."""
     def __init__(
         self,
         *,
         transaction_id: _builtins.str = ...,
         reason: _builtins.str = ...,
+        detail: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "transaction_id", b"transaction_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "reason", b"reason", "transaction_id", b"transaction_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -129,6 +184,8 @@ class Filing(_message.Message):
     TRANSACTION_COUNT_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     FILED_AT_FIELD_NUMBER: _builtins.int
+    TOTALS_FIELD_NUMBER: _builtins.int
+    TAX_ONLY_ALLOCATIONS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Identifier, prefix `fil_`."""
     jurisdiction: _builtins.str
@@ -161,6 +218,14 @@ class Filing(_message.Message):
     def filed_at(self) -> _timestamp_pb2.Timestamp:
         """When it was filed, or null."""
 
+    @_builtins.property
+    def totals(self) -> Global___JurisdictionTotals:
+        """The sum of the jurisdictions (`jurisdiction` is `TOTAL`)."""
+
+    @_builtins.property
+    def tax_only_allocations(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReturnTaxOnlyAllocation]:
+        """Tax-only allocations on the return."""
+
     def __init__(
         self,
         *,
@@ -176,10 +241,12 @@ class Filing(_message.Message):
         transaction_count: _builtins.int = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
         filed_at: _timestamp_pb2.Timestamp | None = ...,
+        totals: Global___JurisdictionTotals | None = ...,
+        tax_only_allocations: _abc.Iterable[Global___ReturnTaxOnlyAllocation] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_jurisdiction", b"_jurisdiction", "_period_end", b"_period_end", "_period_start", b"_period_start", "_status", b"_status", "created_at", b"created_at", "filed_at", b"filed_at", "jurisdiction", b"jurisdiction", "period_end", b"period_end", "period_start", b"period_start", "status", b"status"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_jurisdiction", b"_jurisdiction", "_period_end", b"_period_end", "_period_start", b"_period_start", "_status", b"_status", "created_at", b"created_at", "filed_at", b"filed_at", "jurisdiction", b"jurisdiction", "period_end", b"period_end", "period_start", b"period_start", "status", b"status", "totals", b"totals"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_jurisdiction", b"_jurisdiction", "_period_end", b"_period_end", "_period_start", b"_period_start", "_status", b"_status", "created_at", b"created_at", "credits_carried_forward", b"credits_carried_forward", "filed_at", b"filed_at", "filing_tax_amount", b"filing_tax_amount", "held_transactions", b"held_transactions", "id", b"id", "jurisdiction", b"jurisdiction", "jurisdictions", b"jurisdictions", "period_end", b"period_end", "period_start", b"period_start", "status", b"status", "transaction_count", b"transaction_count"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_jurisdiction", b"_jurisdiction", "_period_end", b"_period_end", "_period_start", b"_period_start", "_status", b"_status", "created_at", b"created_at", "credits_carried_forward", b"credits_carried_forward", "filed_at", b"filed_at", "filing_tax_amount", b"filing_tax_amount", "held_transactions", b"held_transactions", "id", b"id", "jurisdiction", b"jurisdiction", "jurisdictions", b"jurisdictions", "period_end", b"period_end", "period_start", b"period_start", "status", b"status", "tax_only_allocations", b"tax_only_allocations", "totals", b"totals", "transaction_count", b"transaction_count"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__jurisdiction: _TypeAlias = _typing.Literal["jurisdiction"]  # noqa: Y015
     _WhichOneofArgType__jurisdiction: _TypeAlias = _typing.Literal["_jurisdiction", b"_jurisdiction"]  # noqa: Y015
@@ -315,21 +382,27 @@ class UpdateFilingRequest(_message.Message):
 
     FILING_ID_FIELD_NUMBER: _builtins.int
     FILING_FIELD_NUMBER: _builtins.int
+    UPDATE_MASK_FIELD_NUMBER: _builtins.int
     filing_id: _builtins.str
     """The filing's `fil_` id."""
     @_builtins.property
     def filing(self) -> Global___Filing:
         """Fields to change: `status`."""
 
+    @_builtins.property
+    def update_mask(self) -> _field_mask_pb2.FieldMask:
+        """The JSON keys sent (set by the gateway); gRPC callers may leave it empty."""
+
     def __init__(
         self,
         *,
         filing_id: _builtins.str = ...,
         filing: Global___Filing | None = ...,
+        update_mask: _field_mask_pb2.FieldMask | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["filing", b"filing"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["filing", b"filing", "update_mask", b"update_mask"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["filing", b"filing", "filing_id", b"filing_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["filing", b"filing", "filing_id", b"filing_id", "update_mask", b"update_mask"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -397,15 +470,25 @@ class LiabilityReport(_message.Message):
     TO_FIELD_NUMBER: _builtins.int
     JURISDICTIONS_FIELD_NUMBER: _builtins.int
     HELD_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    STATE_TOTALS_FIELD_NUMBER: _builtins.int
+    TAX_ONLY_ALLOCATIONS_FIELD_NUMBER: _builtins.int
     to: _builtins.str
     """Last day of the range."""
     @_builtins.property
     def jurisdictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___JurisdictionTotals]:
-        """Per-jurisdiction totals."""
+        """Per-jurisdiction totals, state by state (each state's in return order)."""
 
     @_builtins.property
     def held_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___HeldTransaction]:
-        """Transactions held off returns."""
+        """Transactions held off returns (each listed once)."""
+
+    @_builtins.property
+    def state_totals(self) -> _containers.RepeatedCompositeFieldContainer[Global___JurisdictionTotals]:
+        """One total row per state (`jurisdiction` is the state's code)."""
+
+    @_builtins.property
+    def tax_only_allocations(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReturnTaxOnlyAllocation]:
+        """Tax-only allocations over the range."""
 
     def __init__(
         self,
@@ -413,10 +496,12 @@ class LiabilityReport(_message.Message):
         to: _builtins.str = ...,
         jurisdictions: _abc.Iterable[Global___JurisdictionTotals] | None = ...,
         held_transactions: _abc.Iterable[Global___HeldTransaction] | None = ...,
+        state_totals: _abc.Iterable[Global___JurisdictionTotals] | None = ...,
+        tax_only_allocations: _abc.Iterable[Global___ReturnTaxOnlyAllocation] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from", b"from", "held_transactions", b"held_transactions", "jurisdictions", b"jurisdictions", "to", b"to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from", b"from", "held_transactions", b"held_transactions", "jurisdictions", b"jurisdictions", "state_totals", b"state_totals", "tax_only_allocations", b"tax_only_allocations", "to", b"to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -463,6 +548,10 @@ class NexusState(_message.Message):
     EXCEEDED_FIELD_NUMBER: _builtins.int
     IS_REGISTERED_FIELD_NUMBER: _builtins.int
     CROSSED_ON_FIELD_NUMBER: _builtins.int
+    PERIOD_START_FIELD_NUMBER: _builtins.int
+    PERIOD_END_FIELD_NUMBER: _builtins.int
+    THRESHOLD_SOURCE_FIELD_NUMBER: _builtins.int
+    NEEDS_REGISTRATION_FIELD_NUMBER: _builtins.int
     state: _builtins.str
     """State code, for example `CA`."""
     sales_amount: _builtins.str
@@ -485,6 +574,14 @@ class NexusState(_message.Message):
     """The seller is registered there."""
     crossed_on: _builtins.str
     """Date the threshold was crossed (YYYY-MM-DD), or null."""
+    period_start: _builtins.str
+    """First day of the deciding measurement period."""
+    period_end: _builtins.str
+    """Last day of the deciding measurement period."""
+    threshold_source: _builtins.str
+    """Where the threshold comes from."""
+    needs_registration: _builtins.bool
+    """Exceeded and not registered: the seller should register."""
     def __init__(
         self,
         *,
@@ -499,10 +596,14 @@ class NexusState(_message.Message):
         exceeded: _builtins.bool = ...,
         is_registered: _builtins.bool = ...,
         crossed_on: _builtins.str | None = ...,
+        period_start: _builtins.str = ...,
+        period_end: _builtins.str = ...,
+        threshold_source: _builtins.str = ...,
+        needs_registration: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_crossed_on", b"_crossed_on", "_sales_threshold", b"_sales_threshold", "_transaction_threshold", b"_transaction_threshold", "crossed_on", b"crossed_on", "sales_threshold", b"sales_threshold", "transaction_threshold", b"transaction_threshold"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_crossed_on", b"_crossed_on", "_sales_threshold", b"_sales_threshold", "_transaction_threshold", b"_transaction_threshold", "crossed_on", b"crossed_on", "exceeded", b"exceeded", "is_registered", b"is_registered", "measurement_period", b"measurement_period", "rule", b"rule", "sales_amount", b"sales_amount", "sales_threshold", b"sales_threshold", "state", b"state", "threshold_share", b"threshold_share", "transaction_count", b"transaction_count", "transaction_threshold", b"transaction_threshold"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_crossed_on", b"_crossed_on", "_sales_threshold", b"_sales_threshold", "_transaction_threshold", b"_transaction_threshold", "crossed_on", b"crossed_on", "exceeded", b"exceeded", "is_registered", b"is_registered", "measurement_period", b"measurement_period", "needs_registration", b"needs_registration", "period_end", b"period_end", "period_start", b"period_start", "rule", b"rule", "sales_amount", b"sales_amount", "sales_threshold", b"sales_threshold", "state", b"state", "threshold_share", b"threshold_share", "threshold_source", b"threshold_source", "transaction_count", b"transaction_count", "transaction_threshold", b"transaction_threshold"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__crossed_on: _TypeAlias = _typing.Literal["crossed_on"]  # noqa: Y015
     _WhichOneofArgType__crossed_on: _TypeAlias = _typing.Literal["_crossed_on", b"_crossed_on"]  # noqa: Y015

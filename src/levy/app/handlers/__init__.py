@@ -1,3 +1,11 @@
 """Handlers of the RPCs, one module per area. Importing this package registers them."""
 
-from levy.app.handlers import calculations, customers, org_admin, products, reference, transactions  # noqa: F401
+from levy.app.handlers import (  # noqa: F401
+    calculations,
+    customers,
+    filings,
+    org_admin,
+    products,
+    reference,
+    transactions,
+)

@@ -1,0 +1,292 @@
+"""Filing, returns, liability reports and nexus (issue 8): the application
+functions behind both transports and the CLI (``levy filings``, ``levy reports``,
+``levy nexus``). Each takes a connection of one database transaction and the
+organization; the business rules are in :mod:`levy.domain.filing`,
+:mod:`levy.domain.filing_rules` and :mod:`levy.domain.nexus_report`.
+
+Inputs are the stored transactions as they are (never recalculated):
+:func:`levy.domain.transaction_records.to_filing`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from datetime import UTC, date, datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.domain import filing_rules as rules
+from levy.domain.errors import NotFound, RequiredField, ValidationFailed
+from levy.domain.filing import (
+    ExemptSales,
+    HeldOff,
+    JurisdictionTotals,
+    LiabilityReport,
+    Return,
+    TaxOnlyEntry,
+    liability_report,
+    prepare_return,
+    return_to_csv,
+)
+from levy.domain.ids import new_id
+from levy.domain.nexus import load_thresholds, measurement_windows, threshold_for
+from levy.domain.nexus_report import NexusStateReport, dated_sales_by_state, nexus_report
+from levy.domain.transaction_records import TransactionRecord, to_filing
+from levy.domain.transactions import check_transition
+from levy.store import filings as store
+from levy.store.calc_reads import registrations_of
+from levy.store.organization import lock_organization
+from levy.store.transactions import update_transaction
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def today() -> date:
+    return utcnow().date()
+
+
+# -- figures <-> JSON (stored with the filing) ---------------------------------------------------
+
+
+def return_to_json(ret: Return) -> dict[str, Any]:
+    return {
+        "jurisdictions": [asdict(t) for t in ret.jurisdictions],
+        "totals": asdict(ret.totals),
+        "tax_only_allocations": [asdict(e) for e in ret.tax_only_allocations],
+        "held_off": [asdict(h) for h in ret.held_off],
+        "transaction_ids": list(ret.transaction_ids),
+        "credits_carried_forward": dict(ret.credits_carried_forward),
+    }
+
+
+def _totals(d: dict[str, Any]) -> JurisdictionTotals:
+    return JurisdictionTotals(**{**d, "exempt_sales": ExemptSales(**d["exempt_sales"])})
+
+
+def return_from_json(rec: store.FilingRecord) -> Return:
+    f = rec.figures
+    return Return(
+        state_code=rec.jurisdiction,
+        period_start=rec.period_start,
+        period_end=rec.period_end,
+        jurisdictions=tuple(_totals(t) for t in f["jurisdictions"]),
+        totals=_totals(f["totals"]),
+        tax_only_allocations=tuple(TaxOnlyEntry(**e) for e in f["tax_only_allocations"]),
+        held_off=tuple(HeldOff(**h) for h in f["held_off"]),
+        transaction_ids=tuple(f["transaction_ids"]),
+        credits_carried_forward=dict(f["credits_carried_forward"]),
+    )
+
+
+# -- preparing -----------------------------------------------------------------------------------
+
+
+def not_found(filing_id: str) -> NotFound:
+    return NotFound(f"No filing with id '{filing_id}'.", meta={"filing_id": filing_id})
+
+
+async def _prepare(
+    conn: AsyncConnection, organization_id: str, jurisdiction: str, start: date, end: date, *, for_update: bool
+) -> Return:
+    records = await store.liable_transactions(conn, organization_id, start, end, for_update=for_update)
+    filed = await store.filed_states(conn, organization_id, [r.id for r in records])
+    txns = [to_filing(r, frozenset(filed.get(r.id, ()))) for r in records]
+    carried = await store.carried_credits(conn, organization_id, jurisdiction, start)
+    return prepare_return(jurisdiction, start, end, txns, carried)
+
+
+def _new_record(organization_id: str, jurisdiction: str, start: date, end: date, ret: Return) -> store.FilingRecord:
+    return store.FilingRecord(
+        id=new_id("fil"), organization_id=organization_id, jurisdiction=jurisdiction, period_start=start,
+        period_end=end, status="prepared", figures=return_to_json(ret), transaction_count=len(ret.transaction_ids),
+        filing_tax_amount=ret.filing_tax_amount, credits_carried_forward=sum(ret.credits_carried_forward.values()),
+        created_at=utcnow(), filed_at=None,
+    )
+
+
+def validate_create(
+    jurisdiction: str | None, period_start: str | None, period_end: str | None, status: str | None, *, on: date
+) -> tuple[str, date, date, str]:
+    """(``US-ST-XX``, start, end, status) of a create request; every problem reported together (422)."""
+    errors: list[ValidationFailed] = []
+    for value, name in ((jurisdiction, "jurisdiction"), (period_start, "period_start"), (period_end, "period_end")):
+        if value is None:
+            errors.append(RequiredField(name, pointer=f"/{name}"))
+    if jurisdiction is not None:
+        try:
+            rules.validate_state_code(jurisdiction, on=on)
+        except ValidationFailed as exc:
+            errors.append(exc)
+    try:
+        wanted = rules.validate_create_status(status)
+    except ValidationFailed as exc:
+        errors.append(exc)
+    if period_start is not None and period_end is not None:
+        try:
+            start, end = rules.parse_period(period_start, period_end)
+        except ValidationFailed as exc:
+            errors.append(exc)
+    if errors:
+        raise ValidationFailed.many(errors)  # type: ignore[arg-type]
+    assert jurisdiction is not None
+    return jurisdiction, start, end, wanted
+
+
+async def create_filing(
+    conn: AsyncConnection,
+    organization_id: str,
+    jurisdiction: str | None,
+    period_start: str | None,
+    period_end: str | None,
+    status: str | None = None,
+) -> store.FilingRecord:
+    """Prepare a return (``status`` absent or ``prepared``), or prepare and file it at once (``filed``)."""
+    code, start, end, wanted = validate_create(jurisdiction, period_start, period_end, status, on=today())
+    if wanted == "filed":
+        return await _file(conn, organization_id, None, code, start, end)
+    ret = await _prepare(conn, organization_id, code, start, end, for_update=False)
+    rec = _new_record(organization_id, code, start, end, ret)
+    await store.insert_filing(conn, rec)
+    return rec
+
+
+async def update_filing(
+    conn: AsyncConnection, organization_id: str, filing_id: str, status: str | None, other_fields: Sequence[str] = ()
+) -> store.FilingRecord:
+    """``status: filed`` files a prepared return; nothing else of a filing changes.
+
+    An unknown id (or another organization's) is 404 whatever the body says.
+    """
+    await lock_organization(conn, organization_id)
+    rec = await store.get_filing(conn, organization_id, filing_id, for_update=True)
+    if rec is None:
+        raise not_found(filing_id)
+    errors: list[ValidationFailed] = [
+        ValidationFailed(f"'{name}' cannot change: a filing's jurisdiction and period are fixed; prepare a new "
+                         "filing instead.", pointer=f"/{name}")
+        for name in other_fields
+    ]
+    if status is None:
+        errors.append(RequiredField("status", pointer="/status", detail="Send 'status': 'filed' to file the return."))
+    if errors:
+        raise ValidationFailed.many(errors)  # type: ignore[arg-type]
+    if not rules.check_filing_transition(rec.status, status):
+        return rec
+    return await _file(conn, organization_id, rec, rec.jurisdiction, rec.period_start, rec.period_end)
+
+
+async def _file(
+    conn: AsyncConnection,
+    organization_id: str,
+    prepared: store.FilingRecord | None,
+    jurisdiction: str,
+    start: date,
+    end: date,
+) -> store.FilingRecord:
+    """File the return of ``jurisdiction`` over the period in the caller's one database transaction."""
+    await lock_organization(conn, organization_id)  # serialises this organization's filings
+    rules.check_period_ended(end, today())
+    rules.check_no_overlap(
+        jurisdiction, start, end, await store.filed_periods(conn, organization_id, jurisdiction),
+        exclude_id=prepared.id if prepared else None,
+    )
+    records = await store.liable_transactions(conn, organization_id, start, end, for_update=True)
+    filed = await store.filed_states(conn, organization_id, [r.id for r in records])
+    carried = await store.carried_credits(conn, organization_id, jurisdiction, start)
+    ret = prepare_return(
+        jurisdiction, start, end, [to_filing(r, frozenset(filed.get(r.id, ()))) for r in records], carried
+    )
+    if prepared is not None:
+        rules.check_unchanged(prepared.figures, return_to_json(ret), prepared.id)
+    state = jurisdiction.removeprefix("US-ST-")
+    on_return = set(ret.transaction_ids)
+    rules.check_not_already_filed(jurisdiction, [(t, filed.get(t, set())) for t in ret.transaction_ids])
+    now = utcnow()
+    rec = prepared or _new_record(organization_id, jurisdiction, start, end, ret)
+    rec = replace(rec, status="filed", filed_at=now, figures=return_to_json(ret))
+    if prepared is None:
+        await store.insert_filing(conn, rec)
+    else:
+        await store.update_filing(conn, rec)
+    await store.record_filed(conn, organization_id, rec.id, state, ret.transaction_ids, ret.credits_carried_forward)
+    for txn in records:
+        if txn.id in on_return:
+            await _move_to_filed(conn, txn, now)
+    return rec
+
+
+async def _move_to_filed(conn: AsyncConnection, txn: TransactionRecord, now: datetime) -> None:
+    if check_transition(txn.status, "filed", by_filing=True):
+        await update_transaction(conn, replace(txn, status="filed", updated_at=now), lines_changed=False)
+
+
+# -- reads ---------------------------------------------------------------------------------------
+
+
+async def get_filing(conn: AsyncConnection, organization_id: str, filing_id: str) -> store.FilingRecord:
+    rec = await store.get_filing(conn, organization_id, filing_id)
+    if rec is None:
+        raise not_found(filing_id)
+    return rec
+
+
+async def export_csv(conn: AsyncConnection, organization_id: str, filing_id: str) -> str:
+    return return_to_csv(return_from_json(await get_filing(conn, organization_id, filing_id)))
+
+
+def parse_date(value: str | None, parameter: str, *, default: date | None = None) -> date:
+    if value is None or value == "":
+        if default is not None:
+            return default
+        raise ValidationFailed(f"The query parameter '{parameter}' is required (YYYY-MM-DD).", parameter=parameter)
+    try:
+        if len(value) == 10:
+            return date.fromisoformat(value)
+    except ValueError:
+        pass
+    raise ValidationFailed(f"'{parameter}' must be a date in the form YYYY-MM-DD.", parameter=parameter, input=value)
+
+
+def parse_range(date_from: str | None, date_to: str | None) -> tuple[date, date]:
+    errors: list[ValidationFailed] = []
+    out: list[date] = []
+    for value, name in ((date_from, "from"), (date_to, "to")):
+        try:
+            out.append(parse_date(value, name))
+        except ValidationFailed as exc:
+            errors.append(exc)
+    if errors:
+        raise ValidationFailed.many(errors)  # type: ignore[arg-type]
+    start, end = out
+    if start > end:
+        raise ValidationFailed(f"'from' ({start}) is after 'to' ({end}).", parameter="to", input=end.isoformat())
+    return start, end
+
+
+async def liability(conn: AsyncConnection, organization_id: str, start: date, end: date) -> LiabilityReport:
+    records = await store.liable_transactions(conn, organization_id, start, end)
+    return liability_report(start, end, [to_filing(r) for r in records])
+
+
+def nexus_window_start(as_of: date) -> date:
+    """The earliest day any measurement period in force on ``as_of`` reaches."""
+    starts = [as_of]
+    for state in load_thresholds():
+        t = threshold_for(state, as_of)
+        if t is not None and t.has_threshold and t.measurement_period is not None:
+            starts += [start for start, _ in measurement_windows(t.measurement_period, as_of)]
+    return min(starts)
+
+
+async def nexus(conn: AsyncConnection, organization_id: str, as_of: date) -> tuple[NexusStateReport, ...]:
+    records = await store.liable_transactions(conn, organization_id, nexus_window_start(as_of), as_of)
+    sales = dated_sales_by_state(to_filing(r) for r in records)
+    registered = {
+        r.jurisdiction for r in await registrations_of(conn, organization_id)
+        if r.jurisdiction.startswith("US-ST-") and len(r.jurisdiction) == 8 and r.covers(as_of)
+    }
+    return nexus_report(as_of, sales, registered)

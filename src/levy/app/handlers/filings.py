@@ -1,0 +1,166 @@
+"""Filing, returns, liability reports and nexus (issue 8; admin keys): thin
+adapters over :mod:`levy.app.filings`. See docs/filing.md."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date
+from typing import Any
+
+from google.api import httpbody_pb2
+
+from levy.app import filings as service
+from levy.app.context import CallContext
+from levy.app.registry import handles
+from levy.domain.filing import HeldOff, JurisdictionTotals, LiabilityReport, TaxOnlyEntry
+from levy.domain.nexus_report import NexusStateReport
+from levy.domain.pagination import page_request
+from levy.store.filings import FilingRecord
+from levy.v1 import filings_pb2 as pb
+
+_FILING_FIELDS = ("jurisdiction", "period_start", "period_end", "status")
+
+
+def _opt(msg: Any, name: str) -> Any:
+    return getattr(msg, name) if msg.HasField(name) else None
+
+
+def totals_message(t: JurisdictionTotals, out: pb.JurisdictionTotals | None = None) -> pb.JurisdictionTotals:
+    msg = out if out is not None else pb.JurisdictionTotals()
+    e = t.exempt_sales
+    msg.jurisdiction = t.jurisdiction_code
+    msg.jurisdiction_name = t.jurisdiction_name
+    msg.jurisdiction_type = t.jurisdiction_type
+    for name, value in (
+        ("gross_sales", t.gross_sales), ("discounts", t.discounts),
+        ("exempt_sales_certificate", e.exemption_certificate), ("exempt_sales_non_taxable", e.non_taxable_product),
+        ("exempt_sales_unregistered", e.unregistered), ("taxable_sales", t.taxable_sales),
+        ("tax_calculated", t.tax_calculated), ("tax_provided", t.tax_provided),
+        ("filing_tax_amount", t.filing_tax_amount), ("tax_only_allocated", t.tax_only_tax),
+        ("sales_filing_tax", t.sales_filing_tax), ("credits_filing_tax", t.credits_filing_tax),
+        ("carried_credits_applied", t.carried_credits_applied), ("credits_carried_forward", t.credits_carried_forward),
+    ):
+        setattr(msg, name, str(value))
+    return msg
+
+
+def _held(items: Iterable[HeldOff], out: Any) -> None:
+    seen: set[str] = set()
+    for h in items:
+        if h.transaction_id not in seen:
+            seen.add(h.transaction_id)
+            out.add(transaction_id=h.transaction_id, reason=h.reason, detail=h.detail)
+
+
+def _tax_only(items: Iterable[TaxOnlyEntry], out: Any) -> None:
+    for e in items:
+        out.add(transaction_id=e.transaction_id, jurisdiction=e.jurisdiction_code, tax_amount=str(e.amount))
+
+
+def filing_message(rec: FilingRecord) -> pb.Filing:
+    ret = service.return_from_json(rec)
+    msg = pb.Filing(
+        id=rec.id, jurisdiction=rec.jurisdiction, period_start=rec.period_start.isoformat(),
+        period_end=rec.period_end.isoformat(), status=rec.status, filing_tax_amount=str(rec.filing_tax_amount),
+        credits_carried_forward=str(rec.credits_carried_forward), transaction_count=rec.transaction_count,
+    )
+    for t in ret.jurisdictions:
+        totals_message(t, msg.jurisdictions.add())
+    totals_message(ret.totals, msg.totals)
+    _held(ret.held_off, msg.held_transactions)
+    _tax_only(ret.tax_only_allocations, msg.tax_only_allocations)
+    msg.created_at.FromDatetime(rec.created_at)
+    if rec.filed_at is not None:
+        msg.filed_at.FromDatetime(rec.filed_at)
+    return msg
+
+
+@handles("levy.v1.FilingService.CreateFiling")
+async def create_filing(req: pb.CreateFilingRequest, ctx: CallContext) -> pb.Filing:
+    f = req.filing
+    async with ctx.services.uow(write=True) as conn:
+        rec = await service.create_filing(
+            conn, ctx.organization_id, _opt(f, "jurisdiction"), _opt(f, "period_start"), _opt(f, "period_end"),
+            _opt(f, "status"),
+        )
+    return filing_message(rec)
+
+
+@handles("levy.v1.FilingService.UpdateFiling")
+async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Filing:
+    f = req.filing
+    present = list(req.update_mask.paths) or [n for n in _FILING_FIELDS if f.HasField(n)]
+    others = [n for n in present if n != "status"]
+    async with ctx.services.uow(write=True) as conn:
+        rec = await service.update_filing(conn, ctx.organization_id, req.filing_id, _opt(f, "status"), others)
+    return filing_message(rec)
+
+
+@handles("levy.v1.FilingService.GetFiling")
+async def get_filing(req: pb.GetFilingRequest, ctx: CallContext) -> pb.Filing:
+    async with ctx.services.uow() as conn:
+        return filing_message(await service.get_filing(conn, ctx.organization_id, req.filing_id))
+
+
+@handles("levy.v1.FilingService.ListFilings")
+async def list_filings(req: pb.ListFilingsRequest, ctx: CallContext) -> pb.ListFilingsResponse:
+    page = page_request(_opt(req, "limit"), _opt(req, "starting_after"))
+    async with ctx.services.uow() as conn:
+        records, has_more = await service.store.list_filings(conn, ctx.organization_id, page.limit, page.starting_after)
+    return pb.ListFilingsResponse(data=[filing_message(r) for r in records], has_more=has_more)
+
+
+@handles("levy.v1.FilingService.ExportFiling")
+async def export_filing(req: pb.ExportFilingRequest, ctx: CallContext) -> httpbody_pb2.HttpBody:
+    async with ctx.services.uow() as conn:
+        text = await service.export_csv(conn, ctx.organization_id, req.filing_id)
+    return httpbody_pb2.HttpBody(content_type="text/csv; charset=utf-8", data=text.encode())
+
+
+@handles("levy.v1.FilingService.GetLiabilityReport")
+async def get_liability_report(req: pb.GetLiabilityReportRequest, ctx: CallContext) -> pb.LiabilityReport:
+    start, end = service.parse_range(_opt(req, "from"), _opt(req, "to"))
+    async with ctx.services.uow() as conn:
+        report = await service.liability(conn, ctx.organization_id, start, end)
+    return liability_message(report)
+
+
+def liability_message(report: LiabilityReport) -> pb.LiabilityReport:
+    msg = pb.LiabilityReport(to=report.date_to.isoformat())
+    setattr(msg, "from", report.date_from.isoformat())
+    held: list[HeldOff] = []
+    for s in report.states:
+        for t in s.jurisdictions:
+            totals_message(t, msg.jurisdictions.add())
+        out = totals_message(s.totals, msg.state_totals.add())
+        out.jurisdiction = s.state_code
+        held.extend(s.held_off)
+        _tax_only(s.tax_only_allocations, msg.tax_only_allocations)
+    _held(held, msg.held_transactions)
+    return msg
+
+
+@handles("levy.v1.FilingService.GetNexusReport")
+async def get_nexus_report(req: pb.GetNexusReportRequest, ctx: CallContext) -> pb.NexusReport:
+    as_of: date = service.parse_date(_opt(req, "as_of"), "as_of", default=service.today())
+    async with ctx.services.uow() as conn:
+        rows = await service.nexus(conn, ctx.organization_id, as_of)
+    return nexus_message(as_of, rows)
+
+
+def nexus_message(as_of: date, rows: Iterable[NexusStateReport]) -> pb.NexusReport:
+    msg = pb.NexusReport(as_of=as_of.isoformat())
+    for r in rows:
+        s = msg.states.add(
+            state=r.state, sales_amount=str(r.sales), transaction_count=r.transactions, rule=str(r.rule),
+            measurement_period=str(r.measurement_period), threshold_share=str(r.share), exceeded=r.exceeded,
+            is_registered=r.registered, period_start=r.period_start.isoformat(), period_end=r.period_end.isoformat(),
+            threshold_source=r.threshold_source, needs_registration=r.needs_registration,
+        )
+        if r.sales_threshold is not None:
+            s.sales_threshold = str(r.sales_threshold)
+        if r.transaction_threshold is not None:
+            s.transaction_threshold = r.transaction_threshold
+        if r.crossed_on is not None:
+            s.crossed_on = r.crossed_on.isoformat()
+    return msg
