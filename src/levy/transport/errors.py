@@ -49,7 +49,7 @@ def _loc(item: ErrorItem) -> list[Any]:
     parts: list[Any] = ["body"]
     for p in item.pointer.split("/")[1:]:
         p = p.replace("~1", "/").replace("~0", "~")
-        parts.append(int(p) if p.isdigit() else p)
+        parts.append(int(p) if p.isascii() and p.isdigit() else p)
     return parts
 
 
