@@ -38,7 +38,6 @@ from levy.domain.tax.model import (
 from levy.domain.taxcodes import load_catalogue
 from levy.rates.builtin import load_taxability
 from levy.store import calc_reads
-from levy.store.settings import get_settings
 
 DEFAULT_CUSTOMER_SOURCE = "native"
 
@@ -123,9 +122,8 @@ async def prepare(ctx: CallContext, fields: Any, conn: AsyncConnection, *, requi
     if not items and require_lines:
         errors.append(ValidationFailed("At least one line item is required.", pointer="/line_items", type="missing"))
 
-    # One read transaction, a constant number of queries.
-    settings, _ = await get_settings(conn, org)
-    registrations = await calc_reads.registrations_of(conn, org)
+    # One read transaction, three queries.
+    settings, registrations = await calc_reads.settings_and_registrations(conn, org)
     product_rows = await calc_reads.products_by_id(
         conn, org, [li.product.preset.id for li in items if li.product.HasField("preset") and li.product.preset.id]
     )

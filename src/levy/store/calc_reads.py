@@ -1,5 +1,6 @@
-"""The reads a calculation needs, in a constant number of queries per request
-(never one per line): products, customers and their certificates, registrations.
+"""The reads a calculation needs, in three queries per request whatever its
+number of lines: settings with registrations, products, customers with their
+certificates (each a thread hop on SQLite, a round trip on PostgreSQL).
 Every query is scoped by ``organization_id``.
 """
 
@@ -8,12 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from levy.domain.settings import DEFAULTS, OrganizationSettings
 from levy.domain.tax.model import Certificate, CustomerExemption, Registration
-from levy.store.tables.areas import customers, exemption_certificates, products, registrations
+from levy.store.tables.areas import customers, exemption_certificates, organization_settings, products, registrations
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,45 +62,45 @@ async def products_by_id(conn: AsyncConnection, organization_id: str, ids: Itera
 async def customers_by_source_id(
     conn: AsyncConnection, organization_id: str, source_ids: Iterable[str]
 ) -> list[CustomerRow]:
-    """Live (not deleted) customers whose ``source_id`` is one of ``source_ids``, with their exemptions."""
+    """Live (not deleted) customers whose ``source_id`` is one of ``source_ids``, with
+    their exemptions: one query (customers LEFT JOIN their certificates)."""
     wanted = sorted(set(source_ids))
     if not wanted:
         return []
-    rows = (
-        await conn.execute(
-            select(
-                customers.c.id,
-                customers.c.source,
-                customers.c.source_account_id,
-                customers.c.source_id,
-                customers.c.override_exempt,
-                customers.c.override_resale,
-                customers.c.override_manufacturing,
-                customers.c.merged_into_customer_id,
-            )
-            .where(customers.c.organization_id == organization_id)
-            .where(customers.c.source_id.in_(wanted))
-            .where(customers.c.deleted_at.is_(None))
+    cert = exemption_certificates
+    rows = await conn.execute(
+        select(
+            customers.c.id,
+            customers.c.source,
+            customers.c.source_account_id,
+            customers.c.source_id,
+            customers.c.override_exempt,
+            customers.c.override_resale,
+            customers.c.override_manufacturing,
+            customers.c.merged_into_customer_id,
+            cert.c.id.label("cert_id"),
+            cert.c.jurisdiction,
+            cert.c.exemption_type,
+            cert.c.status,
+            cert.c.starts_at,
+            cert.c.expires_at,
         )
-    ).all()
-    certs: dict[str, list[Certificate]] = {}
-    if rows:
-        result = await conn.execute(
-            select(
-                exemption_certificates.c.customer_id,
-                exemption_certificates.c.jurisdiction,
-                exemption_certificates.c.exemption_type,
-                exemption_certificates.c.status,
-                exemption_certificates.c.starts_at,
-                exemption_certificates.c.expires_at,
+        .select_from(
+            customers.outerjoin(
+                cert, (cert.c.customer_id == customers.c.id) & (cert.c.organization_id == organization_id)
             )
-            .where(exemption_certificates.c.organization_id == organization_id)
-            .where(exemption_certificates.c.customer_id.in_([r.id for r in rows]))
-            .order_by(exemption_certificates.c.id)
         )
-        for c in result:
-            certs.setdefault(c.customer_id, []).append(
-                Certificate(jurisdiction_code(c.jurisdiction), c.exemption_type, c.status, c.starts_at, c.expires_at)
+        .where(customers.c.organization_id == organization_id)
+        .where(customers.c.source_id.in_(wanted))
+        .where(customers.c.deleted_at.is_(None))
+        .order_by(customers.c.id, cert.c.id)
+    )
+    found: dict[str, tuple[Any, list[Certificate]]] = {}
+    for r in rows:
+        entry = found.setdefault(r.id, (r, []))
+        if r.cert_id is not None:
+            entry[1].append(
+                Certificate(jurisdiction_code(r.jurisdiction), r.exemption_type, r.status, r.starts_at, r.expires_at)
             )
     return [
         CustomerRow(
@@ -109,19 +112,52 @@ async def customers_by_source_id(
                 exempt=bool(r.override_exempt),
                 resale=bool(r.override_resale),
                 manufacturing=bool(r.override_manufacturing),
-                certificates=tuple(certs.get(r.id, ())),
+                certificates=tuple(certs),
             ),
             r.merged_into_customer_id,
         )
-        for r in rows
+        for r, certs in found.values()
     ]
 
 
-async def registrations_of(conn: AsyncConnection, organization_id: str) -> list[Registration]:
-    rows = await conn.execute(
-        select(registrations.c.jurisdiction, registrations.c.effective_from, registrations.c.effective_to).where(
-            registrations.c.organization_id == organization_id
+async def settings_and_registrations(
+    conn: AsyncConnection, organization_id: str
+) -> tuple[OrganizationSettings, list[Registration]]:
+    """The organization's settings (defaults when never changed) and its
+    registrations, in one query: a one-row anchor LEFT JOIN both tables."""
+    anchor = select(literal(organization_id).label("org")).subquery("o")
+    s, r = organization_settings, registrations
+    rows = (
+        await conn.execute(
+            select(
+                s.c.organization_id.label("settings_org"),
+                s.c.default_tax_codes,
+                s.c.exemption_management,
+                s.c.certificate_treatment,
+                r.c.jurisdiction,
+                r.c.effective_from,
+                r.c.effective_to,
+            )
+            .select_from(
+                anchor.outerjoin(s, s.c.organization_id == anchor.c.org).outerjoin(
+                    r, r.c.organization_id == anchor.c.org
+                )
+            )
         )
+    ).all()
+    first = rows[0]
+    settings = (
+        OrganizationSettings(
+            default_tax_codes=tuple(json.loads(first.default_tax_codes)),
+            exemption_management=first.exemption_management,
+            certificate_treatment=first.certificate_treatment,
+        )
+        if first.settings_org is not None
+        else DEFAULTS
     )
-    return [Registration(jurisdiction_code(r.jurisdiction), r.effective_from, r.effective_to) for r in rows]
-
+    regs = [
+        Registration(jurisdiction_code(x.jurisdiction), x.effective_from, x.effective_to)
+        for x in rows
+        if x.jurisdiction is not None
+    ]
+    return settings, regs
