@@ -36,7 +36,7 @@ from levy.domain.nexus_report import NexusStateReport, dated_sales_by_state, nex
 from levy.domain.transaction_records import TransactionRecord, to_filing
 from levy.domain.transactions import check_transition
 from levy.store import filings as store
-from levy.store.calc_reads import registrations_of
+from levy.store.organization import registrations_for
 from levy.store.organization import lock_organization
 from levy.store.transactions import update_transaction
 
@@ -286,7 +286,7 @@ async def nexus(conn: AsyncConnection, organization_id: str, as_of: date) -> tup
     records = await store.liable_transactions(conn, organization_id, nexus_window_start(as_of), as_of)
     sales = dated_sales_by_state(to_filing(r) for r in records)
     registered = {
-        r.jurisdiction for r in await registrations_of(conn, organization_id)
+        r.jurisdiction for r in await registrations_for(conn, organization_id)
         if r.jurisdiction.startswith("US-ST-") and len(r.jurisdiction) == 8 and r.covers(as_of)
     }
     return nexus_report(as_of, sales, registered)
