@@ -1,8 +1,9 @@
 """Crash consistency (issue 11, Faults): ``levy serve`` is SIGKILLed at 8
-seeded random moments per backend during concurrent customer creates and batch
-upserts sent with Idempotency-Keys; after restarts and retries every
-acknowledged write is present exactly once, no batch is half-applied, and every
-retry replays the original response. Workloads: one function pair per
+seeded random moments per backend during concurrent customer creates, batch
+upserts and finalized sales (some with a ``reference_id``) sent with
+Idempotency-Keys; after restarts and retries every acknowledged write is present
+exactly once with its content, no batch is half-applied, no reference id is
+duplicated, and every retry replays the original response. Workloads: one function pair per
 operation (see ``crash_harness``)."""
 
 from __future__ import annotations
@@ -54,7 +55,31 @@ def check_batches(c: httpx.Client, ops: list[Op]) -> None:
             assert result["customer"]["name"] == item["name"]
 
 
-WORKLOADS = [Workload("create", make_create, check_creates), Workload("batch", make_batch, check_batches)]
+def make_txn(n: int, rng: random.Random) -> Op:
+    lines = [{"id": f"l{i}", "quantity": str(rng.randint(1, 3)), "unit_price": str(rng.randint(100, 50000)),
+              "customer": {"address": {"state": rng.choice(["TX", "CA"])}},
+              "product": {"tax_attributes": ["GENERAL.TANGIBLE.GOODS"]}} for i in range(rng.randint(1, 5))]
+    body = {"type": "sale", "status": "finalized", "transaction_date": "2026-03-15T12:00:00Z", "line_items": lines}
+    if n % 2 == 0:
+        body["reference_id"] = f"crash-inv-{n}"
+    return Op("txn", f"txn-{n}", "POST", "/transactions", body, 200)
+
+
+def check_txns(c: httpx.Client, ops: list[Op]) -> None:
+    for op in ops:
+        assert op.acked is not None
+        sent = op.acked.json()
+        got = c.get(f"/transactions/{sent['id']}")
+        assert got.status_code == 200, (op.key, got.text)
+        stored = got.json()
+        assert stored == sent, op.key  # the acknowledged content, all of it (tax, lines, rows)
+        assert (stored["status"], stored.get("reference_id")) == ("finalized", op.body.get("reference_id"))
+        assert [(li["id"], li["quantity"], li["unit_price"]) for li in stored["line_items"]] == \
+            [(li["id"], li["quantity"], li["unit_price"]) for li in op.body["line_items"]], op.key
+
+
+WORKLOADS = [Workload("create", make_create, check_creates), Workload("batch", make_batch, check_batches),
+             Workload("txn", make_txn, check_txns)]
 
 
 def check_whole_store(c: httpx.Client, ops: list[Op]) -> None:
@@ -72,6 +97,13 @@ def check_whole_store(c: httpx.Client, ops: list[Op]) -> None:
             for d in op.acked.json()["data"]:
                 expected[d["customer"]["source_id"]] = d["customer"]["id"]
     assert {r["source_id"]: r["id"] for r in rows} == expected
+    # Transactions: exactly the acknowledged ones (a killed attempt left none behind), each once,
+    # and no reference id twice.
+    txns = list_all(c, "/transactions")
+    assert sorted(t["id"] for t in txns) == sorted(op.acked.json()["id"] for op in ops if op.workload == "txn")
+    refs = Counter(t["reference_id"] for t in txns if t.get("reference_id"))
+    assert [r for r, k in refs.items() if k > 1] == []
+    assert set(refs) == {op.body["reference_id"] for op in ops if op.workload == "txn" and "reference_id" in op.body}
 
 
 @pytest.mark.slow
@@ -86,11 +118,15 @@ def test_sigkill_during_writes_loses_nothing_acknowledged(backend: str, tmp_path
         # The store must exist before the tenant: one throwaway start migrates it.
         from conftest import start_server
 
-        start_server(url, tmp_path).stop()
+        first = start_server(url, tmp_path)
         tenant = create_tenant(url)
+        r = httpx.post(first.http_url + "/organization/registrations", headers={"X-API-Key": tenant.admin_key},
+                       json={"jurisdiction": "US-ST-TX", "effective_from": "2020-01-01"}, timeout=30)
+        assert r.status_code in (200, 201), r.text
+        assert first.stop() == 0
         report = run_crash_test(url, tmp_path, tenant.key, WORKLOADS, seed=SEED, kills=KILLS)
         assert len(report.kills) == KILLS
-        assert {op.workload for op in report.ops} == {"create", "batch"}
+        assert {op.workload for op in report.ops} == {"create", "batch", "txn"}
         retried = [op for op in report.ops if op.attempts > 1]
         assert retried, "no request was interrupted by a kill: the test exercised nothing"
         srv_check = start_server(url, tmp_path)
