@@ -93,7 +93,7 @@ def check_whole_store(c: httpx.Client, ops: list[Op]) -> None:
         assert op.acked is not None
         if op.workload == "create":
             expected[op.body["source_id"]] = op.acked.json()["id"]
-        else:
+        elif op.workload == "batch":
             for d in op.acked.json()["data"]:
                 expected[d["customer"]["source_id"]] = d["customer"]["id"]
     assert {r["source_id"]: r["id"] for r in rows} == expected
@@ -129,13 +129,17 @@ def test_sigkill_during_writes_loses_nothing_acknowledged(backend: str, tmp_path
         assert {op.workload for op in report.ops} == {"create", "batch", "txn"}
         retried = [op for op in report.ops if op.attempts > 1]
         assert retried, "no request was interrupted by a kill: the test exercised nothing"
+        assert any(op.workload == "txn" for op in retried), "no transaction creation was interrupted by a kill"
         srv_check = start_server(url, tmp_path)
         try:
             with httpx.Client(base_url=srv_check.http_url, headers={"X-API-Key": tenant.key}, timeout=30) as c:
                 check_whole_store(c, report.ops)
         finally:
             srv_check.stop()
-        print(f"{backend}: {len(report.ops)} writes, {len(retried)} retried, kills at {report.kills}")
+        per = {w: (sum(op.workload == w for op in report.ops), sum(op.workload == w for op in retried))
+               for w in ("create", "batch", "txn")}
+        print(f"{backend}: {len(report.ops)} writes, {len(retried)} retried (per workload: {per}), "
+              f"kills at {report.kills}")
     finally:
         if name:
             drop_postgres_database(name)
