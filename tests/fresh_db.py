@@ -11,16 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import drop_postgres_database, make_postgres_database
+from conftest import fresh_database
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def fresh_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path}/fresh.db"
-        return
-    url, name = make_postgres_database()
-    try:
+    with fresh_database(request.param, tmp_path) as url:
         yield url
-    finally:
-        drop_postgres_database(name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -33,13 +34,21 @@ def make_batch(n: int, rng: random.Random) -> Op:
     return Op("batch", f"batch-{n}", "POST", "/customers/batch", {"data": items}, 200)
 
 
-def check_creates(c: httpx.Client, ops: list[Op]) -> None:
+def read_back(c: httpx.Client, collection: str, ops: list[Op]) -> list[tuple[Op, dict[str, Any], dict[str, Any]]]:
+    """(op, acknowledged body, stored body) of each op, read by the id it was acknowledged with."""
+    out = []
     for op in ops:
         assert op.acked is not None
         sent = op.acked.json()
-        got = c.get(f"/customers/{sent['id']}")
+        got = c.get(f"{collection}/{sent['id']}")
         assert got.status_code == 200, (op.key, got.text)
-        assert {k: got.json()[k] for k in ("source_id", "name", "email")} == op.body
+        out.append((op, sent, got.json()))
+    return out
+
+
+def check_creates(c: httpx.Client, ops: list[Op]) -> None:
+    for op, _, stored in read_back(c, "/customers", ops):
+        assert {k: stored[k] for k in ("source_id", "name", "email")} == op.body
 
 
 def check_batches(c: httpx.Client, ops: list[Op]) -> None:
@@ -66,12 +75,7 @@ def make_txn(n: int, rng: random.Random) -> Op:
 
 
 def check_txns(c: httpx.Client, ops: list[Op]) -> None:
-    for op in ops:
-        assert op.acked is not None
-        sent = op.acked.json()
-        got = c.get(f"/transactions/{sent['id']}")
-        assert got.status_code == 200, (op.key, got.text)
-        stored = got.json()
+    for op, sent, stored in read_back(c, "/transactions", ops):
         assert stored == sent, op.key  # the acknowledged content, all of it (tax, lines, rows)
         assert (stored["status"], stored.get("reference_id")) == ("finalized", op.body.get("reference_id"))
         assert [(li["id"], li["quantity"], li["unit_price"]) for li in stored["line_items"]] == \
