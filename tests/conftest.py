@@ -21,6 +21,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,16 +106,24 @@ def drop_postgres_database(name: str) -> None:
     asyncio.run(_pg_admin(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-@pytest.fixture(scope="session", params=["sqlite", "postgres"])
-def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('db')}/levy.db"
+@contextmanager
+def fresh_database(kind: str, directory: Path) -> Iterator[str]:
+    """The url of a new, empty database: ``kind`` "sqlite" (a file in ``directory``) or
+    "postgres" (created now, dropped on exit; skips when PostgreSQL is not configured)."""
+    if kind == "sqlite":
+        yield f"sqlite+aiosqlite:///{directory}/levy.db"
         return
     url, name = make_postgres_database()
     try:
         yield url
     finally:
         drop_postgres_database(name)
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with fresh_database(request.param, tmp_path_factory.mktemp("db")) as url:
+        yield url
 
 
 # ------------------------------------------------------------------ servers

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from conftest import ROOT, levy_env
+from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 
 
 def levy(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -35,8 +36,8 @@ def test_help_describes_every_option(cmd: list[str], options: list[str]) -> None
         assert opt in r.stdout, (opt, r.stdout)
 
 
-def test_keys_create_prints_only_the_secret(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    url = f"sqlite+aiosqlite:///{tmp_path}/k.db"
+def test_keys_create_prints_only_the_secret(fresh_database_url: str) -> None:
+    url = fresh_database_url
     r = levy("keys", "create", "--name", "ci", "--admin", "--database-url", url)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT, levy_env
+from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 
 
 def levy(*args: str) -> subprocess.CompletedProcess[str]:
@@ -49,8 +50,8 @@ async def _customer(url: str, org: str) -> str:
     return rec.id
 
 
-def test_certificates_commands(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    url = f"sqlite+aiosqlite:///{tmp_path}/c.db"
+def test_certificates_commands(fresh_database_url: str) -> None:
+    url = fresh_database_url
     org = levy("organizations", "create", "--name", "cli", "--database-url", url).stdout.strip()
     other = levy("organizations", "create", "--name", "other", "--database-url", url).stdout.strip()
     cid = asyncio.run(_customer(url, org))

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from conftest import ROOT, LevyServer, Tenant, levy_env
+from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 
 
 def levy(*args: str) -> subprocess.CompletedProcess[str]:
@@ -91,8 +92,8 @@ def test_cli_registrations(server: LevyServer, tenant: Tenant, other_tenant: Ten
     assert admin_http.get("/organization/registrations").json()["data"] == []
 
 
-def test_cli_organization_defaults_to_the_only_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    url = ["--database-url", f"sqlite+aiosqlite:///{tmp_path}/o.db"]
+def test_cli_organization_defaults_to_the_only_one(fresh_database_url: str) -> None:
+    url = ["--database-url", fresh_database_url]
     r = levy("settings", "show", *url)
     assert r.returncode == 2 and "levy organizations create" in r.stderr
     org_id = levy("organizations", "create", "--name", "Only", *url).stdout.strip()

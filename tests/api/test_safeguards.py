@@ -1,5 +1,5 @@
 """The request timeout and the concurrency cap, through both transports of a
-real in-process server (gateway + grpc.aio on a port, SQLite) with a slow
+real in-process server (gateway + grpc.aio on a port; SQLite and PostgreSQL) with a slow
 handler standing in for ListProductTaxCodes."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import grpc
 import httpx
 
 from conftest import _create_tenant, free_port
+from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 from levy.app import registry
 from levy.app.pipeline import Pipeline
 from levy.app.services import AppServices
@@ -24,8 +25,7 @@ from levy.v1 import reference_pb2, reference_pb2_grpc
 RPC = "levy.v1.ReferenceService.ListProductTaxCodes"
 
 
-async def _with_server(tmp_path: Any, config_kw: dict[str, Any], body: Any) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path}/levy.db"
+async def _with_server(url: str, config_kw: dict[str, Any], body: Any) -> None:
     config = Config(database_url=url, grpc_address=f"127.0.0.1:{free_port()}", **config_kw)
     services = AppServices.create(config)
     await migrate.upgrade(services.engine)
@@ -62,7 +62,7 @@ async def _with_server(tmp_path: Any, config_kw: dict[str, Any], body: Any) -> N
         await services.close()
 
 
-def test_request_timeout_cancels_the_handler(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_request_timeout_cancels_the_handler(fresh_database_url: str) -> None:
     async def body(http, stub, key, release, cancelled):  # type: ignore[no-untyped-def]
         r = await http.get("/product-tax-codes")
         assert r.status_code == 503
@@ -74,10 +74,10 @@ def test_request_timeout_cancels_the_handler(tmp_path) -> None:  # type: ignore[
             assert e.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         assert len(cancelled) == 2  # both handlers were cancelled, not left running
 
-    asyncio.run(_with_server(tmp_path, {"request_timeout_seconds": 0.3}, body))
+    asyncio.run(_with_server(fresh_database_url, {"request_timeout_seconds": 0.3}, body))
 
 
-def test_grpc_client_deadline_is_honoured(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_grpc_client_deadline_is_honoured(fresh_database_url: str) -> None:
     async def body(http, stub, key, release, cancelled):  # type: ignore[no-untyped-def]
         try:
             await stub.ListProductTaxCodes(reference_pb2.ListProductTaxCodesRequest(), timeout=0.3,
@@ -91,10 +91,10 @@ def test_grpc_client_deadline_is_honoured(tmp_path) -> None:  # type: ignore[no-
             await asyncio.sleep(0.05)
         assert len(cancelled) == 1  # the server stopped working on it (its own timeout is 30 s)
 
-    asyncio.run(_with_server(tmp_path, {"request_timeout_seconds": 30.0}, body))
+    asyncio.run(_with_server(fresh_database_url, {"request_timeout_seconds": 30.0}, body))
 
 
-def test_concurrency_cap_refuses_at_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_concurrency_cap_refuses_at_once(fresh_database_url: str) -> None:
     async def body(http, stub, key, release, cancelled):  # type: ignore[no-untyped-def]
         held = [asyncio.create_task(http.get("/product-tax-codes")) for _ in range(2)]
         await asyncio.sleep(0.3)
@@ -111,4 +111,4 @@ def test_concurrency_cap_refuses_at_once(tmp_path) -> None:  # type: ignore[no-u
         assert [t.status_code for t in await asyncio.gather(*held)] == [200, 200]
         assert (await http.get("/product-tax-codes")).status_code == 200  # places are given back
 
-    asyncio.run(_with_server(tmp_path, {"max_concurrent_requests": 2}, body))
+    asyncio.run(_with_server(fresh_database_url, {"max_concurrent_requests": 2}, body))

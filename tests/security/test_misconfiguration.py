@@ -13,7 +13,8 @@ import httpx
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from conftest import LevyServer, Tenant, create_tenant, drop_postgres_database, make_postgres_database, start_server
+from conftest import LevyServer, Tenant, create_tenant, start_server
+from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 from levytest import md
 from security_helpers import all_methods, grpc_error_of, rest_call
 
@@ -34,14 +35,10 @@ async def _break_schema(url: str) -> None:
         await engine.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def broken_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[LevyServer, Tenant]]:
+@pytest.fixture
+def broken_server(fresh_database_url: str, tmp_path: Path) -> Iterator[tuple[LevyServer, Tenant]]:
     """A server on a throwaway database whose schema is then broken under it."""
-    name = None
-    if request.param == "sqlite":
-        url = f"sqlite+aiosqlite:///{tmp_path}/broken.db"
-    else:
-        url, name = make_postgres_database()
+    url = fresh_database_url
     srv = start_server(url, tmp_path)
     try:
         tenant = create_tenant(url)
@@ -49,8 +46,6 @@ def broken_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tu
         yield srv, tenant
     finally:
         srv.stop()
-        if name:
-            drop_postgres_database(name)
 
 
 def test_internal_errors_carry_only_the_request_id(broken_server: tuple[LevyServer, Tenant]) -> None:
