@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fresh_database
+from levyserver import fresh_database
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

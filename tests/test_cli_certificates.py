@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, levy_env
+from levyserver import ROOT, levy_env
 from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 
 

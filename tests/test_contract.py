@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from levyserver import ROOT
 from levy.app.registry import methods
 
 

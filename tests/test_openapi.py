@@ -11,7 +11,7 @@ import httpx
 import pytest
 from openapi_spec_validator import validate
 
-from conftest import ROOT, LevyServer
+from levyserver import ROOT, LevyServer
 from levy.app.registry import is_output_only, methods
 from levy.transport.openapi import build_document, served_document
 

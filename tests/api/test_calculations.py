@@ -26,7 +26,7 @@ from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, LevyServer, Tenant, create_tenant, levy_env, start_server
+from levyserver import ROOT, LevyServer, Tenant, create_tenant, levy_env, start_server
 from levytest import call_error, md
 from levy.v1 import calculations_pb2 as pb
 from levy.v1 import calculations_pb2_grpc as pbg

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from google.protobuf import field_mask_pb2, timestamp_pb2
 
-from conftest import LevyServer, Tenant
+from levyserver import LevyServer, Tenant
 from levytest import call_error, md
 from levy.domain.customers import load_sources
 from levy.v1 import customers_pb2 as pb

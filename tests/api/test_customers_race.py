@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from conftest import LevyServer, Tenant
+from levyserver import LevyServer, Tenant
 from levy.app import customers as uc
 from levy.domain.customers import BatchItem
 from levy.store.customers import SqlCustomers

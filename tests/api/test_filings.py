@@ -20,7 +20,7 @@ import httpx
 import pytest
 from google.protobuf import json_format
 
-from conftest import LevyServer, Tenant
+from levyserver import LevyServer, Tenant
 from levytest import call_error, md
 from levy.app.registry import methods
 from levy.v1 import filings_pb2 as pb

@@ -13,7 +13,7 @@ import sys
 import httpx
 import pytest
 
-from conftest import ROOT, LevyServer, Tenant, levy_env
+from levyserver import ROOT, LevyServer, Tenant, levy_env
 from txn_api import line, register
 
 

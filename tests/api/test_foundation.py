@@ -11,7 +11,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from conftest import LevyServer, Tenant
+from levyserver import LevyServer, Tenant
 from levytest import call_error, md
 from levy.domain.taxcodes import load_catalogue
 from levy.v1 import customers_pb2, organization_pb2, organization_pb2_grpc, reference_pb2, reference_pb2_grpc

@@ -7,7 +7,7 @@ import uuid
 import grpc
 import httpx
 
-from conftest import Tenant
+from levyserver import Tenant
 from levytest import call_error, md
 from levy.v1 import customers_pb2, customers_pb2_grpc
 

@@ -11,7 +11,7 @@ import grpc
 import httpx
 import pytest
 
-from conftest import LevyServer, Tenant
+from levyserver import LevyServer, Tenant
 from levytest import call_error, md
 from levy.v1 import organization_pb2 as pb
 from levy.v1 import organization_pb2_grpc, reference_pb2, reference_pb2_grpc

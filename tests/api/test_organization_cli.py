@@ -11,7 +11,7 @@ import sys
 import httpx
 import pytest
 
-from conftest import ROOT, LevyServer, Tenant, levy_env
+from levyserver import ROOT, LevyServer, Tenant, levy_env
 from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 
 

@@ -14,7 +14,7 @@ import grpc
 import httpx
 import pytest
 
-from conftest import REDIS_ENV, LevyServer, create_tenant, start_server
+from levyserver import REDIS_ENV, LevyServer, create_tenant, start_server
 from levytest import call_error, md
 from levy.v1 import reference_pb2, reference_pb2_grpc
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from google.protobuf import field_mask_pb2, timestamp_pb2
 
-from conftest import LevyServer, Tenant
+from levyserver import LevyServer, Tenant
 from levytest import call_error, md
 from levy.v1 import products_pb2 as pb
 from levy.v1 import products_pb2_grpc

@@ -7,7 +7,7 @@ import grpc
 import httpx
 import pytest
 
-from conftest import Tenant
+from levyserver import Tenant
 from levytest import call_error, md
 from levy.domain.taxcodes import load_catalogue
 from levy.v1 import reference_pb2, reference_pb2_grpc

@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 import httpx
 
-from conftest import _create_tenant, free_port
+from levyserver import _create_tenant, free_port
 from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 from levy.app import registry
 from levy.app.pipeline import Pipeline

@@ -11,7 +11,7 @@ import grpc
 import httpx
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from conftest import create_tenant, start_server
+from levyserver import create_tenant, start_server
 
 
 def test_sigterm_drains_and_exits_zero(tmp_path, database_url) -> None:  # type: ignore[no-untyped-def]

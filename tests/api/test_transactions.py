@@ -13,7 +13,7 @@ import asyncio
 import httpx
 import pytest
 
-from conftest import LevyServer
+from levyserver import LevyServer
 from txn_api import D, Txn, body, error_of, line, pointers, tax_line, uid, tx  # noqa: F401  (fixture)
 
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from google.protobuf import json_format
 
-from conftest import LevyServer, Tenant
+from levyserver import LevyServer, Tenant
 from levytest import call_error, md
 from levy.v1 import transactions_pb2 as pb
 from levy.v1 import transactions_pb2_grpc as pbg

@@ -37,7 +37,7 @@ import pytest
 from google.protobuf import json_format
 from sqlalchemy import func, select
 
-from conftest import (
+from levyserver import (
     PG_ENV,
     REDIS_ENV,
     LevyServer,

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from conftest import LevyServer, start_server
+from levyserver import LevyServer, start_server
 
 # Answers after which the client retries the same request with the same key:
 # the server died (connection errors), was unavailable, or still holds the

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import create_tenant, drop_postgres_database, make_postgres_database
+from levyserver import create_tenant, drop_postgres_database, make_postgres_database
 from crash_harness import Op, Workload, list_all, run_crash_test
 
 SEED = 11
@@ -120,7 +120,7 @@ def test_sigkill_during_writes_loses_nothing_acknowledged(backend: str, tmp_path
         url, name = make_postgres_database()
     try:
         # The store must exist before the tenant: one throwaway start migrates it.
-        from conftest import start_server
+        from levyserver import start_server
 
         first = start_server(url, tmp_path)
         tenant = create_tenant(url)

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
-from conftest import PG_ENV, LevyServer, Tenant, create_tenant, drop_postgres_database, make_postgres_database, start_server
+from levyserver import PG_ENV, LevyServer, Tenant, create_tenant, drop_postgres_database, make_postgres_database, start_server
 from fault_tools import LEAKS, TcpProxy, terminate_backends
 from levy.v1 import customers_pb2 as pb
 from levy.v1 import customers_pb2_grpc

@@ -17,7 +17,7 @@ from google.protobuf import descriptor, message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Tenant
+from levyserver import Tenant
 from levy.app.registry import MethodInfo, field_policy, methods
 
 FD = descriptor.FieldDescriptor

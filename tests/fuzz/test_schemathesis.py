@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LevyServer, Tenant
+from levyserver import LevyServer, Tenant
 from levy.app.registry import methods
 
 HERE = Path(__file__).resolve().parent

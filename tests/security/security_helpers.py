@@ -14,7 +14,7 @@ import grpc
 import httpx
 from google.protobuf import message
 
-from conftest import Tenant
+from levyserver import Tenant
 from levy.app.registry import MethodInfo, methods
 from levy.domain.keys import new_secret
 from levytest import GrpcError, call_error, md

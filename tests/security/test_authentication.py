@@ -7,7 +7,7 @@ import grpc
 import httpx
 import pytest
 
-from conftest import LevyServer, Tenant
+from levyserver import LevyServer, Tenant
 from levytest import md
 from security_helpers import (
     admin_methods,

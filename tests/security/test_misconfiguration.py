@@ -13,7 +13,7 @@ import httpx
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from conftest import LevyServer, Tenant, create_tenant, start_server
+from levyserver import LevyServer, Tenant, create_tenant, start_server
 from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 from levytest import md
 from security_helpers import all_methods, grpc_error_of, rest_call

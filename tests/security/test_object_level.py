@@ -12,7 +12,7 @@ import grpc
 import httpx
 import pytest
 
-from conftest import LevyServer, Tenant
+from levyserver import LevyServer, Tenant
 from levy.app.registry import methods
 from security_helpers import assert_other_tenant_gets_404
 
