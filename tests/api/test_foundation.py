@@ -273,23 +273,6 @@ def test_string_limits_from_the_protos_are_enforced(http: httpx.Client) -> None:
     assert err["source"]["pointer"] == "/source_id" and "maximum is 255" in err["detail"]
 
 
-def test_unimplemented_rpc_is_501_and_unimplemented(admin_http: httpx.Client, channel: grpc.Channel,
-                                                    tenant: Tenant) -> None:
-    import levy.app.handlers  # noqa: F401  (registers what the server registers)
-    from levy.app.registry import handler_for
-
-    if handler_for("levy.v1.FilingService.ListFilings") is not None:
-        pytest.skip("every filing RPC is implemented")
-    r = admin_http.get("/filings")
-    assert r.status_code == 501
-    assert r.json()["errors"][0]["code"] == "not_implemented"
-    from levy.v1 import filings_pb2, filings_pb2_grpc
-
-    err = call_error(filings_pb2_grpc.FilingServiceStub(channel).ListFilings, filings_pb2.ListFilingsRequest(),
-                     md(tenant.admin_key))
-    assert err.code == grpc.StatusCode.UNIMPLEMENTED
-
-
 def test_413_before_parsing(http: httpx.Client) -> None:
     body = b"[" + b" " * 1_100_000 + b"]"
     r = http.post("/products", content=body, headers={"content-type": "application/json"})
