@@ -20,6 +20,9 @@ class Config:
     shutdown_drain_seconds: float = 0.0
     # How long an authenticated key is trusted without a database read.
     auth_cache_seconds: float = 2.0
+    # Seconds a calculation may use cached presets (settings, registrations, products,
+    # customers) without a database read; this process's writes drop them at once (0 = off).
+    preset_cache_seconds: float = 1.0
     # Default request body limit (bytes) where a method declares none.
     max_body_bytes: int = 1_048_576
     db_pool_size: int = 10

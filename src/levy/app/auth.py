@@ -58,7 +58,7 @@ class Authenticator:
             raise Unauthenticated("The API key has been revoked.")
         if self._touched.get(rec.id, 0.0) < now:
             self._touched[rec.id] = now + _TOUCH_EVERY_S
-            async with self.services.uow(write=True) as conn:
+            async with self.services.uow(write=True, presets=False) as conn:
                 await SqlApiKeys(conn).touch(rec.id, datetime.now(timezone.utc))
         return rec
 

@@ -18,9 +18,11 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.context import CallContext
+from levy.app.preset_cache import OrgPresets
 from levy.app.rates_runtime import current_rates
 from levy.domain.customers import validate_source
 from levy.domain.errors import ErrorItem, LevyError, RequiredField, ValidationFailed
+from levy.domain.settings import OrganizationSettings
 from levy.domain.money import parse_amount, parse_quantity
 from levy.domain.tax import engine
 from levy.domain.tax.codes import parse_tax_codes
@@ -73,7 +75,9 @@ class Prepared:
         return self.details.input
 
 
-async def calculate(ctx: CallContext, fields: Any, conn: AsyncConnection) -> tuple[CalculationResult, CalculationDetails]:
+async def calculate(
+    ctx: CallContext, fields: Any, conn: AsyncConnection | None = None
+) -> tuple[CalculationResult, CalculationDetails]:
     """Calculate the tax of a message carrying the calculation request fields.
 
     Raises ValidationFailed (calculation error shape, see :func:`shape_error`).
@@ -101,8 +105,13 @@ def run_engine(
         raise shape_error(e) from None
 
 
-async def prepare(ctx: CallContext, fields: Any, conn: AsyncConnection, *, require_lines: bool = True) -> Prepared:
+async def prepare(
+    ctx: CallContext, fields: Any, conn: AsyncConnection | None = None, *, require_lines: bool = True
+) -> Prepared:
     """Translate the calculation request fields of ``fields`` into the engine's input.
+
+    ``conn``: the caller's transaction, for what the preset cache lacks; without
+    one, a read unit of work is opened only when the cache lacks something.
 
     Problems are collected in ``Prepared.errors`` (a line that fails is left out
     of the input) so that callers report them together with their own.
@@ -122,13 +131,12 @@ async def prepare(ctx: CallContext, fields: Any, conn: AsyncConnection, *, requi
     if not items and require_lines:
         errors.append(ValidationFailed("At least one line item is required.", pointer="/line_items", type="missing"))
 
-    # One read transaction, three queries.
-    settings, registrations = await calc_reads.settings_and_registrations(conn, org)
-    product_rows = await calc_reads.products_by_id(
-        conn, org, [li.product.preset.id for li in items if li.product.HasField("preset") and li.product.preset.id]
-    )
-    customer_rows = await calc_reads.customers_by_source_id(
-        conn, org, [li.customer.preset.id for li in items if li.customer.HasField("preset") and li.customer.preset.id]
+    # Presets from the per-organization cache; what it lacks in one read transaction.
+    settings, registrations, product_rows, customer_rows = await _presets(
+        ctx,
+        conn,
+        [li.product.preset.id for li in items if li.product.HasField("preset") and li.product.preset.id],
+        [li.customer.preset.id for li in items if li.customer.HasField("preset") and li.customer.preset.id],
     )
 
     default_codes = parse_tax_codes(list(settings.default_tax_codes))
@@ -152,6 +160,44 @@ async def prepare(ctx: CallContext, fields: Any, conn: AsyncConnection, *, requi
     )
     exemption_settings = ExemptionSettings(settings.exemption_management, settings.certificate_treatment)  # type: ignore[arg-type]
     return Prepared(details, errors, registrations, exemption_settings)
+
+
+async def _presets(
+    ctx: CallContext, conn: AsyncConnection | None, product_ids: list[str], source_ids: list[str]
+) -> tuple[OrganizationSettings, list[Registration], dict[str, calc_reads.ProductRow], list[calc_reads.CustomerRow]]:
+    """Settings, registrations and the named presets: from :mod:`levy.app.preset_cache`,
+    reading only what it lacks (``conn``, or one read unit of work)."""
+    org = ctx.organization_id
+    entry = ctx.services.presets.entry(org)
+    missing_products = sorted({p for p in product_ids if p not in entry.products})
+    missing_customers = sorted({c for c in source_ids if c not in entry.customers})
+    if entry.settings is None or missing_products or missing_customers:
+        if conn is None:
+            async with ctx.services.uow() as own:
+                await _read_presets(own, org, entry, missing_products, missing_customers)
+        else:
+            await _read_presets(conn, org, entry, missing_products, missing_customers)
+    assert entry.settings is not None
+    products = {p: row for p in set(product_ids) if (row := entry.products[p]) is not None}
+    customers = [row for c in sorted(set(source_ids)) for row in entry.customers[c]]
+    return entry.settings[0], entry.settings[1], products, customers
+
+
+async def _read_presets(
+    conn: AsyncConnection, org: str, entry: OrgPresets, product_ids: list[str], source_ids: list[str]
+) -> None:
+    if entry.settings is None:
+        entry.settings = await calc_reads.settings_and_registrations(conn, org)
+    if product_ids:
+        found = await calc_reads.products_by_id(conn, org, product_ids)
+        for p in product_ids:
+            entry.products[p] = found.get(p)
+    if source_ids:
+        by_source: dict[str, list[calc_reads.CustomerRow]] = {c: [] for c in source_ids}
+        for row in await calc_reads.customers_by_source_id(conn, org, source_ids):
+            by_source[row.source_id].append(row)
+        for c, rows in by_source.items():
+            entry.customers[c] = tuple(rows)
 
 
 class _Errors:

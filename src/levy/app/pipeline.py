@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 from google.protobuf import message
 
-from levy.app import constraints, idempotency, metrics
+from levy.app import constraints, idempotency, metrics, preset_cache
 from levy.app.auth import Authenticator, require_admin
 from levy.app.context import CallContext
 from levy.app.limits import DeadlineExceeded, Overloaded
@@ -84,6 +84,7 @@ class Pipeline:
         ctx.version = resolve_version(ctx.service_version_header, datetime.now(timezone.utc).date())
         if not method.policy.public:
             ctx.key = await self._authenticate(ctx, peer)
+            preset_cache.current_organization.set(ctx.key.organization_id)
             if self.key_limit is not None:
                 decision = await self.limiter.hit("key:" + ctx.key.id, self.key_limit)
                 self._check(ctx, decision, "api_key", "the rate limit of this API key")

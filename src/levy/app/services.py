@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from levy.app.preset_cache import PresetCache
 from levy.config import Config
 from levy.store.db import create_engine, transaction
 
@@ -21,6 +22,8 @@ class AppServices:
     # Area-specific singletons (catalogue, rate tables, rate limiter, ...) are
     # attached here by their modules at start-up.
     extras: dict[str, Any] = field(default_factory=dict)
+    # The calculation's preset reads, per organization (see levy.app.preset_cache).
+    presets: PresetCache = field(default_factory=lambda: PresetCache(0))
 
     @classmethod
     def create(cls, config: Config) -> AppServices:
@@ -28,30 +31,51 @@ class AppServices:
             config.database_url, pool_size=config.db_pool_size, connect_timeout=config.db_connect_timeout_seconds,
             busy_timeout=config.db_busy_timeout_seconds,
         )
-        return cls(config=config, engine=engine)
+        return cls(config=config, engine=engine, presets=PresetCache(config.preset_cache_seconds))
 
-    def uow(self, *, write: bool = False) -> contextlib.AbstractAsyncContextManager[AsyncConnection]:
+    def uow(
+        self, *, write: bool = False, presets: bool = True
+    ) -> contextlib.AbstractAsyncContextManager[AsyncConnection]:
         """One database transaction (the unit of work of one request).
 
         When the pipeline already holds the request's write transaction (an
         idempotent call: the stored response must commit with the handler's
         writes), every unit of work of that request joins it instead of opening
         another, so that reads see the request's own writes.
+
+        A write unit of work drops the current organization's cached presets
+        when it ends (``presets=False``: writes that change no preset, e.g. a
+        key's last-used time).
         """
         current = _request_tx.get()
         if current is not None:
             return _joined(current)
+        if write and presets:
+            return self._invalidating(transaction(self.engine, write=True))
         return transaction(self.engine, write=write)
+
+    @contextlib.asynccontextmanager
+    async def _invalidating(
+        self, inner: contextlib.AbstractAsyncContextManager[AsyncConnection]
+    ) -> AsyncIterator[AsyncConnection]:
+        try:
+            async with inner as conn:
+                yield conn
+        finally:
+            self.presets.invalidate_current()
 
     @contextlib.asynccontextmanager
     async def request_transaction(self) -> AsyncIterator[AsyncConnection]:
         """Open the request's write transaction; write units of work inside join it."""
-        async with transaction(self.engine, write=True) as conn:
-            token = _request_tx.set(conn)
-            try:
-                yield conn
-            finally:
-                _request_tx.reset(token)
+        try:
+            async with transaction(self.engine, write=True) as conn:
+                token = _request_tx.set(conn)
+                try:
+                    yield conn
+                finally:
+                    _request_tx.reset(token)
+        finally:
+            self.presets.invalidate_current()
 
     async def close(self) -> None:
         await self.engine.dispose()

@@ -14,8 +14,7 @@ from levy.v1 import calculations_pb2 as pb
 
 @handles("levy.v1.CalculationService.CreateCalculation")
 async def create_calculation(req: pb.CreateCalculationRequest, ctx: CallContext) -> pb.Calculation:
-    async with ctx.services.uow() as conn:
-        result, _ = await calculate(ctx, req, conn)
+    result, _ = await calculate(ctx, req)  # presets cached, else one read unit of work
     return to_message(result)
 
 
