@@ -22,11 +22,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from typing import TypeVar
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.model import Address, JurisdictionType
 
 _ZERO = Decimal(0)
+_T = TypeVar("_T")
 _SLUG_RE = re.compile(r"[^A-Z0-9]+")
 _ZIP_RE = re.compile(r"([0-9]{5})(?:-?[0-9]{4})?\Z")
 
@@ -176,13 +178,17 @@ class RateTable:
         directory = dict(zip_directory or {})
         periods: dict[tuple[str, str], list[_ZipPeriod]] = {}
         imported: set[str] = set()
+        # Equal jurisdiction rows, row tuples and periods are shared by the many ZIPs
+        # that have them (tens of thousands of ZIPs, a few thousand distinct places).
+        shared: dict[object, object] = {}
         for row in zip_rows:
             st = smap.get(row.state)
             if st is None:
                 continue
             imported.add(row.state)
+            rows = _share(shared, tuple(_share(shared, r) for r in _local_rows(st, row, directory.get(row.zip5))))
             periods.setdefault((row.state, row.zip5), []).append(
-                _ZipPeriod(row.effective_from, row.effective_to, _local_rows(st, row, directory.get(row.zip5)))
+                _share(shared, _ZipPeriod(row.effective_from, row.effective_to, rows))
             )
         frozen = {k: tuple(sorted(v, key=lambda p: p.effective_from, reverse=True)) for k, v in periods.items()}
         return cls(states=smap, zip_periods=frozen, zip_directory=directory, imported_states=frozenset(imported))
@@ -269,6 +275,11 @@ class RateTable:
             else:
                 rows.extend(period.rows)
         return Resolution(state, tuple(rows), tuple(details), True, "US", local_missing)
+
+
+def _share(shared: dict[object, object], value: _T) -> _T:
+    """The one instance equal to ``value`` (frozen, hashable) seen so far in ``shared``."""
+    return shared.setdefault(value, value)  # type: ignore[return-value]
 
 
 def _local_rows(st: StateInfo, row: ZipRateRow, place: ZipPlace | None) -> tuple[JurisdictionRate, ...]:
