@@ -10,12 +10,13 @@ PostgreSQL and SQLite, and PostgreSQL locks the rows a write reads
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import fields
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, bindparam, delete, insert, select, tuple_, update
+from sqlalchemy import Select, and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -33,7 +34,13 @@ VALUE_COLUMNS = ("source", "source_account_id", "source_id", "name", "email", "s
 
 def _from_row(cls: type[R], row: Any) -> R:
     """A record dataclass from a row whose columns include every field."""
-    return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})  # type: ignore[call-arg]
+    m = row._mapping
+    return cls(**{name: m[name] for name in _field_names(cls)})  # type: ignore[call-arg]
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
 
 
 def to_record(row: Any) -> CustomerRecord:
@@ -100,10 +107,18 @@ class SqlCustomers:
         rows locked in id order on PostgreSQL when ``lock``."""
         if not triples:
             return {}
+        # Grouped by (source, account), usually one group: ``source_id IN (...)`` binds a
+        # third of the parameters of a tuple IN and uses the unique index as well.
+        groups: dict[tuple[str, str], list[str]] = {}
+        for source, account, source_id in triples:
+            groups.setdefault((source, account), []).append(source_id)
         stmt = (
             select(T)
             .where(T.c.organization_id == org)
-            .where(tuple_(T.c.source, T.c.source_account_id, T.c.source_id).in_(list(triples)))
+            .where(or_(*(
+                and_(T.c.source == source, T.c.source_account_id == account, T.c.source_id.in_(ids))
+                for (source, account), ids in groups.items()
+            )))
             .order_by(T.c.id)
         )
         rows = (await self.conn.execute(self._lock(stmt, lock))).all()

@@ -7,6 +7,7 @@ Thin: request message -> validated domain values -> use case in
 
 from __future__ import annotations
 
+import functools
 from datetime import date, datetime, timezone
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -24,6 +25,7 @@ from levy.v1 import customers_pb2 as pb
 from levy.v1 import errors_pb2
 from levy.v1 import organization_pb2 as opb
 from google.protobuf import empty_pb2
+from google.protobuf.timestamp_pb2 import Timestamp
 
 T = TypeVar("T")
 
@@ -37,8 +39,20 @@ CERTIFICATE_READ_ONLY = ("id", "customer_id", "created_at", "updated_at")
 
 
 def _is_set(msg: message.Message, name: str) -> bool:
-    f = msg.DESCRIPTOR.fields_by_name[name]
-    return msg.HasField(name) if f.has_presence else bool(getattr(msg, name))
+    return msg.HasField(name) if _has_presence(msg.DESCRIPTOR, name) else bool(getattr(msg, name))
+
+
+@functools.cache
+def _has_presence(descriptor: Any, name: str) -> bool:
+    return bool(descriptor.fields_by_name[name].has_presence)
+
+
+@functools.lru_cache(maxsize=1024)
+def _timestamp_parts(value: datetime) -> tuple[int, int]:
+    """(seconds, nanos) of ``Timestamp.FromDatetime(value)``; a batch's rows share a few instants."""
+    ts = Timestamp()
+    ts.FromDatetime(value.astimezone(timezone.utc))
+    return ts.seconds, ts.nanos
 
 
 def _reject_read_only(msg: message.Message, names: tuple[str, ...], prefix: str) -> list[ValidationFailed]:
@@ -88,7 +102,8 @@ def customer_pb(rec: CustomerRecord, exemption: pb.CustomerExemption | None = No
     for name in ("source_updated_at", "created_at", "updated_at"):
         value = getattr(rec, name)
         if value is not None:
-            getattr(out, name).FromDatetime(value.astimezone(timezone.utc))
+            ts = getattr(out, name)
+            ts.seconds, ts.nanos = _timestamp_parts(value)
     if exemption is not None:
         out.exemption.CopyFrom(exemption)
     return out
