@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import date, datetime, timezone
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from google.protobuf import descriptor, json_format, message, struct_pb2, timestamp_pb2
@@ -283,11 +283,17 @@ def _render_plan(desc: descriptor.Descriptor) -> tuple[tuple[str, int, bool, boo
 
 
 def format_timestamp(ts: timestamp_pb2.Timestamp) -> str:
-    dt = datetime.fromtimestamp(ts.seconds, tz=timezone.utc)
+    return _format_instant(ts.seconds, ts.nanos)
+
+
+@lru_cache(maxsize=4096)
+def _format_instant(seconds: int, nanos: int) -> str:
+    """RFC 3339 UTC text of an instant (cached: a list or batch repeats a few instants)."""
+    dt = datetime.fromtimestamp(seconds, tz=timezone.utc)
     # Not strftime("%Y"): it drops the leading zeros of years before 1000 ("956-02-10").
     base = f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
-    if ts.nanos:
-        return f"{base}.{ts.nanos // 1000:06d}Z"
+    if nanos:
+        return f"{base}.{nanos // 1000:06d}Z"
     return base + "Z"
 
 
