@@ -12,6 +12,7 @@ the reference once and never reads a rate from the database.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 from dataclasses import dataclass
@@ -62,6 +63,12 @@ async def reload(services: AppServices, *, force: bool = False) -> bool:
         rows = await store.all_zip_rows(conn)
     table = await asyncio.to_thread(builtin_rate_table, rows)
     services.extras[EXTRA_KEY] = LoadedRates(table, marker)
+    # The table is hundreds of thousands of long-lived, acyclic objects: keep them
+    # (and everything loaded so far) out of the cycle collector's full passes,
+    # which otherwise walk them all and stall requests (reference counting still
+    # frees a replaced table). Collected first so that no garbage is frozen.
+    gc.collect()
+    gc.freeze()
     log.info("rate table loaded: %d imports, %d ZIP rows", marker[0], len(rows))
     return True
 
