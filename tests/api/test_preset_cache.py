@@ -18,7 +18,7 @@ import grpc
 import httpx
 import pytest
 
-from conftest import LevyServer, Tenant, create_tenant, start_server
+from levyserver import LevyServer, Tenant, create_tenant, start_server
 from levy.v1 import calculations_pb2_grpc as pbg
 from test_calculations import Caller, _buyer, _Sql, body, line
 
