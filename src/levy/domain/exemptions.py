@@ -13,6 +13,7 @@ from datetime import date, datetime
 from functools import lru_cache
 
 from levy.domain.errors import FailedPrecondition, RequiredField, ValidationFailed
+from levy.domain.periods import within
 
 EXEMPTION_TYPES = ("resale", "manufacturing", "government", "nonprofit", "agricultural", "other")
 CERTIFICATE_STATUSES = ("in_review", "valid", "rejected", "expired", "renewed")
@@ -94,7 +95,7 @@ class Certificate:
     updated_at: datetime
 
     def current_on(self, day: date) -> bool:
-        return (self.starts_at is None or self.starts_at <= day) and (self.expires_at is None or day <= self.expires_at)
+        return within(day, self.starts_at, self.expires_at)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 
 from levy.domain.errors import ValidationFailed
+from levy.domain.periods import within
 
 JURISDICTION_TYPES = {"45": "state", "00": "county", "01": "city", "63": "special"}
 MAX_ERRORS = 50
@@ -178,7 +179,7 @@ STATE_FIPS = {
 
 
 def _covers(start: date, end: date | None, on: date) -> bool:
-    return start <= on and (end is None or on <= end)
+    return within(on, start, end)
 
 
 def sst_zip_rows(rates: Iterable[SstRate], boundaries: Iterable[SstBoundary], on: date, source: str):  # type: ignore[no-untyped-def]

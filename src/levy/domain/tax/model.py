@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
+from levy.domain.periods import within
 
 JurisdictionType = Literal["state", "county", "city", "special"]
 ExemptReason = Literal["exemption_certificate", "resale", "non_taxable_product", "unregistered", "no_tax"]
@@ -32,7 +33,7 @@ class Registration:
     effective_to: date | None = None
 
     def covers(self, on: date) -> bool:
-        return self.effective_from <= on and (self.effective_to is None or on <= self.effective_to)
+        return within(on, self.effective_from, self.effective_to)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +49,7 @@ class Certificate:
     def covers(self, on: date) -> bool:
         if self.status != "valid":
             return False
-        if self.starts_at is not None and on < self.starts_at:
-            return False
-        return self.expires_at is None or on <= self.expires_at
+        return within(on, self.starts_at, self.expires_at)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from typing import TypeVar
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.model import Address, JurisdictionType
+from levy.domain.periods import within
 
 _ZERO = Decimal(0)
 _T = TypeVar("_T")
@@ -45,7 +46,7 @@ class DatedRate:
     source: str
 
     def covers(self, on: date) -> bool:
-        return self.effective_from <= on and (self.effective_to is None or on <= self.effective_to)
+        return within(on, self.effective_from, self.effective_to)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,7 @@ class StatewideLocal:
     source: str
 
     def covers(self, on: date) -> bool:
-        return self.effective_from <= on and (self.effective_to is None or on <= self.effective_to)
+        return within(on, self.effective_from, self.effective_to)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +133,7 @@ class _ZipPeriod:
     rows: tuple[JurisdictionRate, ...]
 
     def covers(self, on: date) -> bool:
-        return self.effective_from <= on and (self.effective_to is None or on <= self.effective_to)
+        return within(on, self.effective_from, self.effective_to)
 
 
 @dataclass(frozen=True, slots=True)

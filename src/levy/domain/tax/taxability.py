@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from typing import Literal
+from levy.domain.periods import within
 
 Treatment = Literal["taxable", "exempt", "reduced", "percentage", "threshold"]
 LocalMode = Literal["follow", "exempt", "taxable"]
@@ -58,7 +59,7 @@ class Rule:
     local_rate: Decimal | None = None
 
     def covers(self, on: date) -> bool:
-        return self.effective_from <= on and (self.effective_to is None or on <= self.effective_to)
+        return within(on, self.effective_from, self.effective_to)
 
 
 DEFAULT_RULE_NAME = "Taxable as tangible personal property"
