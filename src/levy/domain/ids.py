@@ -42,7 +42,10 @@ def _encode(value: int, length: int) -> str:
 def new_ulid(now_ms: int | None = None) -> str:
     """A 26-character, lexicographically time-ordered identifier body."""
     global _last_ms, _last_rand
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    if now_ms is not None:
+        # An explicit instant: a pure value that leaves the process's monotonic clock alone.
+        return _encode(now_ms, 10) + _encode(int.from_bytes(os.urandom(10), "big"), 16)
+    ms = int(time.time() * 1000)
     with _lock:
         if ms <= _last_ms:
             ms = _last_ms
