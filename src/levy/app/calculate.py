@@ -42,6 +42,7 @@ from levy.rates.builtin import load_taxability
 from levy.store import calc_reads
 
 DEFAULT_CUSTOMER_SOURCE = "native"
+_ONE = Decimal(1)
 
 
 @dataclass
@@ -139,7 +140,7 @@ async def prepare(
         [li.customer.preset.id for li in items if li.customer.HasField("preset") and li.customer.preset.id],
     )
 
-    default_codes = parse_tax_codes(list(settings.default_tax_codes))
+    default_codes = parse_tax_codes(tuple(settings.default_tax_codes))
     details = CalculationDetails(input=CalculationInput(lines=()))
     lines: list[LineInput] = []
     for i, li in enumerate(items):
@@ -226,11 +227,12 @@ def _line(
     p = f"/line_items/{i}"
     collector = _Errors()
     errs, attempt = collector.errors, collector.attempt
-    if not li.HasField("id") or li.id == "":
+    has = li.HasField
+    if not has("id") or li.id == "":
         errs.append(RequiredField("id", pointer=f"{p}/id", detail="The line item id is required."))
-    quantity = attempt(parse_quantity, li.quantity, f"{p}/quantity") if li.HasField("quantity") else Decimal(1)
+    quantity = attempt(parse_quantity, li.quantity, f"{p}/quantity") if has("quantity") else _ONE
     unit_price = None
-    if li.HasField("unit_price"):
+    if has("unit_price"):
         unit_price = attempt(parse_amount, li.unit_price, f"{p}/unit_price", allow_negative=True)
     else:
         errs.append(RequiredField("unit_price", pointer=f"{p}/unit_price", detail="The line item unit_price is required."))
@@ -243,10 +245,10 @@ def _line(
         amount = attempt(parse_amount, d.amount, f"{dp}/amount")
         if amount is not None:
             discounts.append(Discount(d.id if d.HasField("id") and d.id else f"discount_{j}", amount))
-    line_discount = attempt(parse_amount, li.discount_amount, f"{p}/discount_amount") if li.HasField("discount_amount") else 0
+    line_discount = attempt(parse_amount, li.discount_amount, f"{p}/discount_amount") if has("discount_amount") else 0
     line_vendor = (
         attempt(parse_amount, li.vendor_discount_amount, f"{p}/vendor_discount_amount")
-        if li.HasField("vendor_discount_amount")
+        if has("vendor_discount_amount")
         else 0
     )
 
@@ -254,13 +256,15 @@ def _line(
     category, attributes = None, ()
     is_sales_tax = violation = marked = False
     preset_codes: tuple[str, ...] | None = None
-    if li.product.HasField("preset"):
+    product = li.product
+    if product.HasField("preset"):
         pp = f"{p}/product/preset"
-        pid = li.product.preset.id
+        preset = product.preset
+        pid = preset.id
         row = product_rows.get(pid) if pid else None
         if not pid:
             errs.append(RequiredField("id", pointer=f"{pp}/id", detail="The product preset id is required."))
-        elif row is None or (li.product.preset.HasField("source") and li.product.preset.source != row.source):
+        elif row is None or (preset.HasField("source") and preset.source != row.source):
             errs.append(ValidationFailed(f"No product '{pid}' exists.", pointer=f"{pp}/id", input=pid, type="not_found"))
         elif row.archived:
             errs.append(
@@ -271,16 +275,16 @@ def _line(
             details.product_codes[i] = row.tax_codes
             preset_codes = row.tax_codes
             marked = row.marked_sales_tax or tuple(row.tax_codes) == (SALES_TAX_CODE,)
-    codes = list(li.product.tax_attributes)
+    codes = tuple(product.tax_attributes)
     if codes:
         if any(c.split(".", 1)[0] == SALES_TAX_CODE for c in codes):
             parsed = parse_tax_codes(codes)
             is_sales_tax, violation = parsed.is_sales_tax, parsed.sales_tax_violation
         else:
-            base = parse_tax_codes(list(preset_codes)) if preset_codes and not marked else None
+            base = parse_tax_codes(preset_codes) if preset_codes and not marked else None
             resolved = attempt(
                 load_catalogue().resolve,
-                codes,
+                list(codes),
                 f"{p}/product/tax_attributes",
                 default_category=(base.category if base and base.category else default_category),
             )
@@ -290,15 +294,16 @@ def _line(
     elif marked:
         is_sales_tax = True
     elif preset_codes:
-        parsed = parse_tax_codes(list(preset_codes))
+        parsed = parse_tax_codes(preset_codes)
         category, attributes = parsed.category, parsed.attributes
     else:
         category = default_category
 
     # Who buys, and where.
     address = None
-    if li.customer.HasField("address"):
-        a = li.customer.address
+    customer = li.customer
+    if customer.HasField("address"):
+        a = customer.address
         address = Address(
             line1=a.line1 if a.HasField("line1") else None,
             city=a.city if a.HasField("city") else None,
@@ -308,8 +313,8 @@ def _line(
         )
     exemption: CustomerExemption | None = None
     customer_detail: str | None = None
-    if li.customer.HasField("preset"):
-        cp = li.customer.preset
+    if customer.HasField("preset"):
+        cp = customer.preset
         cptr = f"{p}/customer/preset"
         source = attempt(validate_source, cp.source, f"{cptr}/source") if cp.HasField("source") else DEFAULT_CUSTOMER_SOURCE
         if not cp.id:

@@ -22,17 +22,39 @@ from levy.domain.errors import ErrorItem, ValidationFailed
 FD = descriptor.FieldDescriptor
 
 
+# What to check of a field: (kind, max_len, min_len, max_items, per_item).
+_STRING, _TIMESTAMP, _MESSAGE = 1, 2, 3
+_Spec = tuple[int, int, int, int, bool]
+
+
 @cache
-def _plan(desc: descriptor.Descriptor) -> tuple[tuple[FD, int, int, int, bool, bool], ...]:
-    """Fields worth visiting: (field, max_len, min_len, max_items, per_item, is_msg)."""
-    out = []
+def _plan(desc: descriptor.Descriptor) -> dict[FD, _Spec]:
+    """The fields worth visiting, by descriptor (``ListFields`` gives the set ones)."""
+    out: dict[FD, _Spec] = {}
     for f in desc.fields:
         p = field_policy(f)
         is_msg = f.type == FD.TYPE_MESSAGE and not f.message_type.full_name.startswith("google.protobuf.")
-        if (p.max_length or p.min_length or p.max_items or p.per_item_errors or f.type == FD.TYPE_STRING
-                or _is_timestamp(f) or (is_msg and _has_checks(f.message_type))):
-            out.append((f, p.max_length, p.min_length, p.max_items, p.per_item_errors, is_msg))
-    return tuple(out)
+        if f.type == FD.TYPE_STRING:
+            kind = _STRING
+        elif _is_timestamp(f):
+            kind = _TIMESTAMP
+        elif is_msg and _has_checks(f.message_type):
+            kind = _MESSAGE
+        elif p.max_items:
+            kind = 0  # only the item count
+        else:
+            continue
+        out[f] = (kind, p.max_length, p.min_length, p.max_items, p.per_item_errors)
+    return out
+
+
+@cache
+def _unset_checks(desc: descriptor.Descriptor) -> tuple[tuple[FD, int], ...]:
+    """Strings without presence and with a minimum length: blank when unset, so
+    checked even though ``ListFields`` leaves them out."""
+    return tuple((f, p.min_length) for f in desc.fields
+                 if f.type == FD.TYPE_STRING and not f.is_repeated and not f.has_presence
+                 and (p := field_policy(f)).min_length)
 
 
 def _is_timestamp(f: FD) -> bool:
@@ -92,43 +114,49 @@ def _string_errors(value: str, f: FD, max_len: int, min_len: int, ptr: str) -> V
 
 
 def _walk(msg: message.Message, ptr: str, errors: list[ValidationFailed], item_errors: dict[int, list[ErrorItem]]) -> None:
-    for f, max_len, min_len, max_items, per_item, is_msg in _plan(msg.DESCRIPTOR):
-        fptr = f"{ptr}/{f.name}"
+    plan = _plan(msg.DESCRIPTOR)
+    for f, value in msg.ListFields():
+        spec = plan.get(f)
+        if spec is None:
+            continue
+        kind, max_len, min_len, max_items, per_item = spec
         if f.is_repeated:
-            values = getattr(msg, f.name)
-            if max_items and len(values) > max_items:
+            if max_items and len(value) > max_items:
                 errors.append(
                     ValidationFailed(
-                        f"'{f.name}' has {len(values)} items; the maximum is {max_items}.",
-                        pointer=fptr, type="too_long",
+                        f"'{f.name}' has {len(value)} items; the maximum is {max_items}.",
+                        pointer=f"{ptr}/{f.name}", type="too_long",
                     )
                 )
                 continue
-            for i, v in enumerate(values):
-                iptr = f"{fptr}/{i}"
-                if is_msg:
+            if kind == _MESSAGE:
+                for i, v in enumerate(value):
                     if per_item:
                         sub: list[ValidationFailed] = []
-                        _walk(v, iptr, sub, item_errors)
+                        _walk(v, f"{ptr}/{f.name}/{i}", sub, item_errors)
                         if sub:
                             item_errors.setdefault(i, []).extend(it for e in sub for it in e.items)
                     else:
-                        _walk(v, iptr, errors, item_errors)
-                elif f.type == FD.TYPE_STRING:
-                    e = _string_errors(v, f, max_len, min_len, iptr)
-                    if e:
-                        errors.append(e)
-        elif is_msg:
-            if msg.HasField(f.name):
-                _walk(getattr(msg, f.name), fptr, errors, item_errors)
-        elif _is_timestamp(f):
-            if msg.HasField(f.name):
-                e = _timestamp_errors(getattr(msg, f.name), f, fptr)
+                        _walk(v, f"{ptr}/{f.name}/{i}", errors, item_errors)
+            elif kind == _STRING:
+                for i, v in enumerate(value):
+                    if "\x00" in v or (max_len and len(v) > max_len) or min_len:
+                        e = _string_errors(v, f, max_len, min_len, f"{ptr}/{f.name}/{i}")
+                        if e:
+                            errors.append(e)
+        elif kind == _STRING:
+            if "\x00" in value or (max_len and len(value) > max_len) or min_len:
+                e = _string_errors(value, f, max_len, min_len, f"{ptr}/{f.name}")
                 if e:
                     errors.append(e)
-        elif f.type == FD.TYPE_STRING:
-            if f.has_presence and not msg.HasField(f.name):
-                continue
-            e = _string_errors(getattr(msg, f.name), f, max_len, min_len, fptr)
+        elif kind == _MESSAGE:
+            _walk(value, f"{ptr}/{f.name}", errors, item_errors)
+        elif kind == _TIMESTAMP:
+            e = _timestamp_errors(value, f, f"{ptr}/{f.name}")
             if e:
                 errors.append(e)
+    for f, min_len in _unset_checks(msg.DESCRIPTOR):
+        value = getattr(msg, f.name)
+        if value == "":  # set values were checked above
+            errors.append(ValidationFailed(f"'{f.name}' cannot be blank.", pointer=f"{ptr}/{f.name}", input=value,
+                                           type="string_too_short"))

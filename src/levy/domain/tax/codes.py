@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from levy.domain.tax.model import SALES_TAX_CODE
 
@@ -25,6 +26,13 @@ def parse_tax_codes(codes: Sequence[str]) -> TaxCodes:
     component is ``SALES_TAX`` makes a collected-tax line, and anything but
     exactly ``["SALES_TAX"]`` is then a violation (section 4.7 rule 1).
     """
+    return _parse(tuple(codes))
+
+
+@lru_cache(maxsize=4096)
+def _parse(codes: tuple[str, ...]) -> TaxCodes:
+    """:func:`parse_tax_codes` of an immutable tuple; pure, so its results are kept
+    (a catalogue has a few hundred distinct code lists; the cache is bounded)."""
     if any(c.split(".", 1)[0] == SALES_TAX_CODE for c in codes):
         return TaxCodes(None, (), True, not (len(codes) == 1 and codes[0] == SALES_TAX_CODE))
     category: str | None = None

@@ -32,6 +32,8 @@ _ZERO = Decimal(0)
 _T = TypeVar("_T")
 _SLUG_RE = re.compile(r"[^A-Z0-9]+")
 _ZIP_RE = re.compile(r"([0-9]{5})(?:-?[0-9]{4})?\Z")
+# Bound on the resolutions a table keeps (a few hundred bytes each).
+RESOLUTION_CACHE_SIZE = 20_000
 
 
 def slug(name: str) -> str:
@@ -158,6 +160,11 @@ class RateTable:
     zip_periods: Mapping[tuple[str, str], tuple[_ZipPeriod, ...]] = field(default_factory=dict)
     zip_directory: Mapping[str, ZipPlace] = field(default_factory=dict)
     imported_states: frozenset[str] = frozenset()
+    # Resolutions already worked out, by (country, state, postal code, date): the
+    # table is immutable, so a resolution never changes; bounded (see resolve).
+    _resolved: dict[tuple[str | None, str | None, str | None, date], Resolution] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     # ----------------------------------------------------------------- build
     @classmethod
@@ -205,7 +212,22 @@ class RateTable:
 
     # --------------------------------------------------------------- resolve
     def resolve(self, address: Address, on: date, pointer: str = "") -> Resolution:
-        """Jurisdictions and rates for ``address`` on ``on`` (see module doc)."""
+        """Jurisdictions and rates for ``address`` on ``on`` (see module doc).
+
+        Only the country, state and postal code matter; their resolution is kept
+        (up to ``RESOLUTION_CACHE_SIZE`` entries, then the cache starts over).
+        Invalid addresses raise every time and are not kept."""
+        key = (address.country, address.state, address.postal_code, on)
+        hit = self._resolved.get(key)
+        if hit is not None:
+            return hit
+        res = self._resolve(address, on, pointer)
+        if len(self._resolved) >= RESOLUTION_CACHE_SIZE:
+            self._resolved.clear()
+        self._resolved[key] = res
+        return res
+
+    def _resolve(self, address: Address, on: date, pointer: str) -> Resolution:
         apointer = f"{pointer}/customer/address"
         country = (address.country or "US").strip().upper()
         if country not in ("US", "USA"):

@@ -68,7 +68,7 @@ DEFAULT_RULE_NAME = "Taxable as tangible personal property"
 class Taxability:
     """Immutable index of rules: (state, prefix) -> rules, most attributes first."""
 
-    __slots__ = ("_index", "_states")
+    __slots__ = ("_index", "_states", "_found")
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         index: dict[tuple[str, str], list[Rule]] = {}
@@ -76,6 +76,8 @@ class Taxability:
             index.setdefault((r.state, r.code), []).append(r)
         self._index = {k: tuple(sorted(v, key=lambda r: (-len(r.attributes), r.effective_from))) for k, v in index.items()}
         self._states = frozenset(s for s, _ in self._index)
+        # Lookups already made (the index is immutable); bounded.
+        self._found: dict[tuple[str, str | None, frozenset[str], date], Rule] = {}
 
     @property
     def states(self) -> frozenset[str]:
@@ -86,7 +88,17 @@ class Taxability:
 
     def lookup(self, state: str, category: str | None, attributes: Iterable[str], on: date) -> Rule:
         """The rule for a category path and attributes in ``state`` on ``on``."""
-        attrs = attributes if isinstance(attributes, (set, frozenset)) else frozenset(attributes)
+        attrs = attributes if isinstance(attributes, frozenset) else frozenset(attributes)
+        key = (state, category, attrs, on)
+        rule = self._found.get(key)
+        if rule is None:
+            rule = self._lookup(state, category, attrs, on)
+            if len(self._found) >= 20_000:
+                self._found.clear()
+            self._found[key] = rule
+        return rule
+
+    def _lookup(self, state: str, category: str | None, attrs: frozenset[str], on: date) -> Rule:
         parts = category.split(".") if category else []
         for n in range(len(parts), -1, -1):
             prefix = ".".join(parts[:n])
