@@ -104,10 +104,13 @@ def method_by_name() -> dict[str, MethodInfo]:
     return {m.full_name: m for m in methods()}
 
 
+# Field options never change once the descriptors are loaded: read each once.
+@cache
 def field_policy(field: descriptor.FieldDescriptor) -> options_pb2.FieldPolicy:
     return field.GetOptions().Extensions[options_pb2.field_policy]
 
 
+@cache
 def is_output_only(field: descriptor.FieldDescriptor) -> bool:
     return field_behavior_pb2.OUTPUT_ONLY in field.GetOptions().Extensions[field_behavior_pb2.field_behavior]
 

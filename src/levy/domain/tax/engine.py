@@ -297,11 +297,13 @@ def _line_rows(
         exemption_name = "Exempt: sale for resale (_RESALE)"
     else:
         exemption_name = _certificate_exemption(line.exemption, settings, attrs, state, on)
-    detail_parts = list(res.details) + extra
+    # The resolution's notes go on the state row (on every row when it has none).
+    state_detail = "; ".join(list(res.details) + extra)
+    local_detail = state_detail if not res.details else "; ".join(extra)
     rows: list[TaxRow] = []
     for j in res.rows:
         is_reg = state_registered if j.statewide else (j.code in registered or state_registered)
-        detail = "; ".join(detail_parts) if (j.type == "state" or not res.details) else "; ".join(extra)
+        detail = state_detail if j.type == "state" else local_detail
         if exemption_name is not None:
             rows.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, exemption_name, detail,
                                exempt_reason="exemption_certificate"))
