@@ -69,8 +69,10 @@ def _machine() -> dict[str, Any]:
                 if line.startswith("model name")), platform.processor())
     mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
                   if line.startswith("MemTotal:"))
+    from levy import eventloop
+
     return {"nproc": os.cpu_count(), "cpu": cpu, "memory_gb": round(mem_kb / 1024 / 1024, 1),
-            "python": platform.python_version(), "platform": platform.platform()}
+            "python": platform.python_version(), "platform": platform.platform(), "event_loop": eventloop.name()}
 
 
 def main(argv: list[str] | None = None) -> int:

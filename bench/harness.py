@@ -113,6 +113,14 @@ async def _one_get(port: int, path: str) -> tuple[int, bytes]:
 # ------------------------------------------------------------------ baselines
 
 
+def _run_on_levy_loop(main: Any) -> None:
+    """Run a baseline on the event loop ``levy serve`` uses by default (uvloop when
+    installed, see levy.eventloop), so that Levy and its baseline share the stack."""
+    from levy import eventloop
+
+    eventloop.run(main)
+
+
 def _empty_grpc_server(port: int, ready: Any) -> None:
     import grpc
 
@@ -129,7 +137,7 @@ def _empty_grpc_server(port: int, ready: Any) -> None:
         ready.set()
         await server.wait_for_termination()
 
-    asyncio.run(main())
+    _run_on_levy_loop(main())
 
 
 def _bare_asgi_server(port: int, ready: Any) -> None:
@@ -162,7 +170,7 @@ def _bare_asgi_server(port: int, ready: Any) -> None:
         ready.set()
         await task
 
-    asyncio.run(main())
+    _run_on_levy_loop(main())
 
 
 @contextmanager

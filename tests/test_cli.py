@@ -21,8 +21,8 @@ def levy(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     [
         ([], ["serve", "migrate", "keys", "organizations", "--log-level"]),
         (["serve"], ["--database-url", "--grpc-address", "--http-address", "--shutdown-grace-seconds",
-                     "--shutdown-drain-seconds", "--no-reflection", "LEVY_DATABASE_URL", "LEVY_GRPC_ADDRESS",
-                     "LEVY_HTTP_ADDRESS"]),
+                     "--shutdown-drain-seconds", "--no-reflection", "--event-loop", "LEVY_DATABASE_URL",
+                     "LEVY_GRPC_ADDRESS", "LEVY_HTTP_ADDRESS", "LEVY_EVENT_LOOP"]),
         (["migrate"], ["--database-url"]),
         (["keys", "create"], ["--name", "--organization", "--admin", "--database-url"]),
         (["keys", "list"], ["--organization", "--database-url"]),
@@ -34,6 +34,12 @@ def test_help_describes_every_option(cmd: list[str], options: list[str]) -> None
     assert r.returncode == 0
     for opt in options:
         assert opt in r.stdout, (opt, r.stdout)
+
+
+def test_serve_refuses_an_unknown_event_loop(fresh_database_url: str) -> None:
+    r = levy("serve", "--database-url", fresh_database_url, LEVY_EVENT_LOOP="bogus")
+    assert r.returncode == 2
+    assert "unknown event loop 'bogus'" in r.stderr
 
 
 def test_keys_create_prints_only_the_secret(fresh_database_url: str) -> None:

@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Worker processes sharing the gRPC and HTTP ports with SO_REUSEPORT, forked after migrations "
                    "and before any gRPC object exists (env LEVY_WORKERS; default 0 = one per CPU core; 1 = a single "
                    "process). If a worker dies unexpectedly, the others are stopped and levy exits 1.")
+    p.add_argument("--event-loop", choices=("auto", "uvloop", "asyncio"),
+                   help="Event loop: auto (uvloop when installed), uvloop or asyncio "
+                   "(env LEVY_EVENT_LOOP; default auto).")
     p.add_argument("--no-reflection", action="store_true",
                    help="Do not serve gRPC server reflection (env LEVY_GRPC_REFLECTION=false).")
     p.set_defaults(func=_serve)
@@ -116,6 +119,7 @@ def config_from(args: argparse.Namespace) -> Config:
         "shutdown_drain_seconds": getattr(args, "shutdown_drain_seconds", None),
         "log_level": getattr(args, "log_level", None),
         "workers": getattr(args, "workers", None),
+        "event_loop": getattr(args, "event_loop", None),
     }
     if getattr(args, "no_reflection", False):
         overrides["grpc_reflection"] = False
@@ -249,8 +253,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(config.log_level)
     try:
         if args.func is _serve:
+            from levy import eventloop
             from levy.workers import run
 
+            try:
+                eventloop.loop_factory(config.event_loop)
+            except ValueError as e:
+                print(f"levy: {e}", file=sys.stderr)
+                return 2
             return run(config)
         return asyncio.run(args.func(args))
     except KeyboardInterrupt:  # pragma: no cover

@@ -54,6 +54,8 @@ class Config:
     max_concurrent_requests: int = 256
     # Serve Prometheus metrics at GET /metrics (no authentication: keep the port internal).
     metrics: bool = True
+    # Event loop of `levy serve`: auto (uvloop when installed), uvloop or asyncio.
+    event_loop: str = "auto"
 
     @classmethod
     def from_env(cls, **overrides: object) -> Config:

@@ -94,7 +94,8 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_d
             await web_task
             raise OSError(f"cannot listen for HTTP on {config.http_address}")
         await asyncio.sleep(0.01)
-    log.info("levy serving gRPC on %s (port %d), HTTP on %s", config.grpc_address, grpc_port, config.http_address)
+    log.info("levy serving gRPC on %s (port %d), HTTP on %s, event loop %s", config.grpc_address, grpc_port,
+             config.http_address, type(asyncio.get_running_loop()).__module__.split(".")[0])
     print(f"levy: serving gRPC on {config.grpc_address}, HTTP on {config.http_address}", flush=True)
 
     stop = asyncio.Event()

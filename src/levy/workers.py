@@ -28,6 +28,7 @@ import sys
 import tempfile
 from types import FrameType
 
+from levy import eventloop
 from levy.config import Config
 
 log = logging.getLogger("levy.workers")
@@ -42,7 +43,7 @@ def run(config: Config) -> int:
     if n == 1:
         from levy.server import serve
 
-        return asyncio.run(serve(config))
+        return eventloop.run(serve(config), config.event_loop)
     return _supervise(config, n)
 
 
@@ -120,7 +121,7 @@ def _worker(config: Config, index: int) -> None:
     try:
         from levy.server import serve
 
-        code = asyncio.run(serve(config, migrate_db=False, reuse_port=True))
+        code = eventloop.run(serve(config, migrate_db=False, reuse_port=True), config.event_loop)
     except BaseException:  # noqa: BLE001 - report, then exit non-zero
         log.exception("worker %d failed", index)
     finally:
