@@ -10,6 +10,7 @@ See docs/calculations.md.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field, replace
 from datetime import UTC
 from decimal import Decimal
@@ -174,8 +175,17 @@ async def _presets(
     missing_customers = sorted({c for c in source_ids if c not in entry.customers})
     if entry.settings is None or missing_products or missing_customers:
         if conn is None:
-            async with ctx.services.uow() as own:
-                await _read_presets(own, org, entry, missing_products, missing_customers)
+            # One read per entry at a time: concurrent calculations that find the same
+            # entry empty (a new second) wait for the first read instead of each reading
+            # the same rows. Only callers holding no connection wait (no pool deadlock).
+            if entry.read_lock is None:
+                entry.read_lock = asyncio.Lock()
+            async with entry.read_lock:
+                missing_products = [p for p in missing_products if p not in entry.products]
+                missing_customers = [c for c in missing_customers if c not in entry.customers]
+                if entry.settings is None or missing_products or missing_customers:
+                    async with ctx.services.uow() as own:
+                        await _read_presets(own, org, entry, missing_products, missing_customers)
         else:
             await _read_presets(conn, org, entry, missing_products, missing_customers)
     assert entry.settings is not None

@@ -21,6 +21,7 @@ See docs/calculations.md ("Preset cache") and docs/operations.md.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import time
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ class OrgPresets:
     products: dict[str, ProductRow | None] = field(default_factory=dict)
     # customer source_id -> its live customers (every source and account).
     customers: dict[str, tuple[CustomerRow, ...]] = field(default_factory=dict)
+    # Held while one calculation reads what the entry lacks (levy.app.calculate._presets).
+    read_lock: asyncio.Lock | None = None
 
     def full(self) -> bool:
         return len(self.products) + len(self.customers) >= MAX_ROWS_PER_ORGANIZATION
