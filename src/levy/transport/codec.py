@@ -137,19 +137,103 @@ def _parse_repeated(msg: message.Message, f: FD, value: Any, ptr: str, result: P
                              type="too_long")
         )
         return
+    is_msg = f.type == FD.TYPE_MESSAGE
+    plain = _item_plan(f.message_type) if is_msg else None
     for i, item in enumerate(value):
+        if not is_msg:
+            _parse_scalar(msg, f, item, f"{ptr}/{i}", result, setter=container.append)
+            continue
+        sub = container.add()
+        if plain is not None and type(item) is dict:
+            if _fill_plain(sub, item, plain):
+                continue
+            sub.Clear()  # not plain: parsed again below, which reports exactly what is wrong
         iptr = f"{ptr}/{i}"
-        if f.type == FD.TYPE_MESSAGE:
-            sub = container.add()
-            if per_item:
-                sub_result = ParseResult()
-                _fill_message(sub, item, iptr, sub_result)
-                if sub_result.errors:
-                    result.item_errors[i] = [it for e in sub_result.errors for it in e.items]
-            else:
-                _fill_message(sub, item, iptr, result)
+        if per_item:
+            sub_result = ParseResult()
+            _fill_message(sub, item, iptr, sub_result)
+            if sub_result.errors:
+                result.item_errors[i] = [it for e in sub_result.errors for it in e.items]
         else:
-            _parse_scalar(msg, f, item, iptr, result, setter=container.append)
+            _fill_message(sub, item, iptr, result)
+
+
+# The items of a repeated message field (a batch's 1000 customers) are usually plain: an
+# object of known, writable properties holding strings, booleans, RFC 3339 timestamps or null.
+# ``_fill_plain`` sets such an item from a per-message plan, without building pointers or
+# error lists; at anything else (an unknown or read-only key, a wrong type, a bad timestamp)
+# it gives up, and the item is parsed again from scratch by ``parse_into``, which reports
+# the errors. Messages with writable fields of other kinds are always parsed by ``parse_into``.
+_STR, _BOOL, _TS = range(3)
+
+
+@cache
+def _item_plan(desc: descriptor.Descriptor) -> dict[str, tuple[int, str]] | None:
+    """JSON key -> (kind, field name) of each writable field, or None when some writable
+    field is of a kind ``_fill_plain`` leaves to ``parse_into`` (or ``desc`` is special)."""
+    if desc.full_name in _SPECIAL:
+        return None
+    plan: dict[str, tuple[int, str]] = {}
+    for f in desc.fields:
+        if is_output_only(f):
+            continue
+        if f.is_repeated:
+            return None
+        if f.type == FD.TYPE_STRING:
+            plan[f.name] = (_STR, f.name)
+        elif f.type == FD.TYPE_BOOL:
+            plan[f.name] = (_BOOL, f.name)
+        elif f.type == FD.TYPE_MESSAGE and f.message_type.full_name == "google.protobuf.Timestamp":
+            plan[f.name] = (_TS, f.name)
+        else:
+            return None
+    return plan
+
+
+def _fill_plain(sub: message.Message, item: dict[str, Any], plan: dict[str, tuple[int, str]]) -> bool:
+    """Set ``item`` into ``sub`` when every key is planned and every value valid; False
+    (``sub`` partly set) at the first thing ``parse_into`` must look at."""
+    for key, value in item.items():
+        step = plan.get(key)
+        if step is None:
+            return False
+        if value is None:
+            continue
+        kind, name = step
+        if kind == _STR:
+            if type(value) is not str:
+                return False
+            setattr(sub, name, value)
+        elif kind == _TS:
+            parts = _instant(value) if type(value) is str else None
+            if parts is None:
+                return False
+            ts = getattr(sub, name)
+            ts.seconds, ts.nanos = parts
+        else:  # _BOOL
+            if type(value) is not bool:
+                return False
+            setattr(sub, name, value)
+    return True
+
+
+def _instant(text: str) -> tuple[int, int] | None:
+    """(seconds, nanos) of an RFC 3339 date-time (or a date: midnight UTC), or None."""
+    if len(text) > 64:  # not cached: the cache is for the few instants a batch repeats
+        return _instant_parts(text)
+    return _cached_instant(text)
+
+
+def _instant_parts(text: str) -> tuple[int, int] | None:
+    dt = parse_datetime(text)
+    if dt is None:
+        return None
+    ts = timestamp_pb2.Timestamp()
+    ts.FromDatetime(dt.astimezone(timezone.utc))
+    return ts.seconds, ts.nanos
+
+
+_cached_instant = lru_cache(maxsize=4096)(_instant_parts)
 
 
 def _fill_message(sub: message.Message, item: Any, ptr: str, result: ParseResult) -> None:
@@ -168,8 +252,8 @@ def _parse_message_field(msg: message.Message, f: FD, value: Any, ptr: str, resu
 
 
 def _timestamp(sub: message.Message, value: Any, ptr: str, result: ParseResult) -> None:
-    dt = parse_datetime(value) if isinstance(value, str) else None
-    if dt is None:
+    parts = _instant(value) if isinstance(value, str) else None
+    if parts is None:
         result.errors.append(
             ValidationFailed(
                 f"Expected an ISO 8601 date-time such as '2026-01-31T12:00:00Z', got {value!r}.",
@@ -178,7 +262,7 @@ def _timestamp(sub: message.Message, value: Any, ptr: str, result: ParseResult) 
         )
         return
     assert isinstance(sub, timestamp_pb2.Timestamp)
-    sub.FromDatetime(dt.astimezone(timezone.utc))
+    sub.seconds, sub.nanos = parts
 
 
 def _struct(sub: message.Message, value: Any, ptr: str, result: ParseResult) -> None:
