@@ -20,7 +20,9 @@ Rendering (message -> JSON):
 
 from __future__ import annotations
 
+import keyword
 import re
+import threading
 from collections.abc import Callable
 from datetime import date, datetime, timezone
 from functools import cache, lru_cache
@@ -350,22 +352,6 @@ def parse_query_value(f: FD, raw: str, name: str) -> Any:
 # ---------------------------------------------------------------- rendering
 
 
-@cache
-def _render_plan(desc: descriptor.Descriptor) -> tuple[tuple[str, int, bool, bool, bool, str | None], ...]:
-    plan = []
-    for f in desc.fields:
-        special = f.message_type.full_name if f.type == FD.TYPE_MESSAGE else None
-        plan.append((
-            f.name,
-            f.type,
-            f.is_repeated,
-            f.has_presence,
-            field_policy(f).null_when_empty,
-            special,
-        ))
-    return tuple(plan)
-
-
 def format_timestamp(ts: timestamp_pb2.Timestamp) -> str:
     return _format_instant(ts.seconds, ts.nanos)
 
@@ -382,28 +368,55 @@ def _format_instant(seconds: int, nanos: int) -> str:
 
 
 def to_json(msg: message.Message) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, t, repeated, presence, null_when_empty, special in _render_plan(msg.DESCRIPTOR):
-        if repeated:
-            values = getattr(msg, name)
-            if not values and null_when_empty:
-                out[name] = None
-            elif t == FD.TYPE_MESSAGE:
-                out[name] = [_render_value(v, special) for v in values]
-            else:
-                out[name] = list(values)
-        elif presence and not msg.HasField(name):
-            out[name] = None
-        elif t == FD.TYPE_MESSAGE:
-            out[name] = _render_value(getattr(msg, name), special)
+    return _renderer(msg.DESCRIPTOR)(msg)
+
+
+# Rendering is compiled: one generated function per message type returns the whole object
+# as one dict display, reading each field by attribute in descriptor order and calling the
+# renderers of its message fields directly. A batch response renders 1000 customers, where a
+# walk over a per-field plan (loop, tuple unpacking, dispatch on the field kind) cost a fifth
+# of the rendering (6.0 -> 4.8 ms). The source is built from the descriptors only.
+_RENDER_NAMESPACE: dict[str, Any] = {"_timestamp": format_timestamp, "_struct": json_format.MessageToDict}
+_RENDERER_NAMES: dict[str, str] = {}  # message full name -> function name in _RENDER_NAMESPACE
+_RENDER_LOCK = threading.RLock()
+
+
+@cache
+def _renderer(desc: descriptor.Descriptor) -> Callable[[message.Message], dict[str, Any]]:
+    with _RENDER_LOCK:
+        return _RENDER_NAMESPACE[_renderer_name(desc)]  # type: ignore[no-any-return]
+
+
+def _renderer_name(desc: descriptor.Descriptor) -> str:
+    """The function rendering ``desc``, generated on first use (its message fields'
+    renderers first; a name is taken before its source is built, for recursive types)."""
+    name = _RENDERER_NAMES.get(desc.full_name)
+    if name is None:
+        name = _RENDERER_NAMES[desc.full_name] = f"render_{len(_RENDERER_NAMES)}"
+        exec(_renderer_source(desc, name), _RENDER_NAMESPACE)
+    return name
+
+
+def _renderer_source(desc: descriptor.Descriptor, name: str) -> str:
+    """Rules: proto field names as keys; an unset field with presence is null; repeated
+    fields are lists (``null_when_empty``: empty is null); timestamps are RFC 3339 text."""
+    lines = [f"def {name}(m):", "    return {"]
+    for f in desc.fields:
+        read = f"m.{f.name}" if f.name.isidentifier() and not keyword.iskeyword(f.name) else f"getattr(m, {f.name!r})"
+        render = ""
+        if f.type == FD.TYPE_MESSAGE:
+            render = {"google.protobuf.Timestamp": "_timestamp", "google.protobuf.Struct": "_struct"}.get(
+                f.message_type.full_name
+            ) or _renderer_name(f.message_type)
+        if f.is_repeated:
+            value = f"[{render}(v) for v in {read}]" if render else f"list({read})"
+            if field_policy(f).null_when_empty:
+                value = f"({value} or None)"
+        elif f.has_presence:
+            value = f"({render}({read}) if m.HasField({f.name!r}) else None)" if render else \
+                f"({read} if m.HasField({f.name!r}) else None)"
         else:
-            out[name] = getattr(msg, name)
-    return out
-
-
-def _render_value(v: message.Message, special: str | None) -> Any:
-    if special == "google.protobuf.Timestamp":
-        return format_timestamp(v)  # type: ignore[arg-type]
-    if special == "google.protobuf.Struct":
-        return json_format.MessageToDict(v)
-    return to_json(v)
+            value = f"{render}({read})" if render else read
+        lines.append(f"        {f.name!r}: {value},")
+    lines.append("    }")
+    return "\n".join(lines) + "\n"
