@@ -57,10 +57,13 @@ def _timestamp_parts(value: datetime) -> tuple[int, int]:
 
 def _reject_read_only(msg: message.Message, names: tuple[str, ...], prefix: str) -> list[ValidationFailed]:
     """gRPC callers can set output-only fields; refuse them like the gateway does."""
+    return _read_only_errors([n for n in names if _is_set(msg, n)], prefix)
+
+
+def _read_only_errors(sent: list[str], prefix: str) -> list[ValidationFailed]:
     return [
         ValidationFailed(f"'{n}' is read-only and cannot be set.", pointer=f"{prefix}/{n}", type="read_only")
-        for n in names
-        if _is_set(msg, n)
+        for n in sent
     ]
 
 
@@ -73,40 +76,58 @@ def _present(msg: message.Message, mask: Any, names: tuple[str, ...]) -> list[st
     return [n for n in names if _is_set(msg, n)]
 
 
-def _ts(msg: message.Message, name: str) -> datetime | None:
-    return getattr(msg, name).ToDatetime(tzinfo=timezone.utc) if msg.HasField(name) else None
+@functools.lru_cache(maxsize=1024)
+def _datetime_of(seconds: int, nanos: int) -> datetime:
+    """``Timestamp.ToDatetime(tzinfo=UTC)``; a batch's items share a few instants."""
+    return Timestamp(seconds=seconds, nanos=nanos).ToDatetime(tzinfo=timezone.utc)
 
 
 def customer_values(msg: pb.Customer, prefix: str, *, present: list[str] | None = None) -> dict[str, Any]:
     """Validated customer input. ``present`` given: a partial update (absent or
     null fields are ``None``, meaning keep the current value)."""
-    errors = _reject_read_only(msg, CUSTOMER_READ_ONLY, prefix)
-    names = present if present is not None else [n for n in CUSTOMER_INPUT if _is_set(msg, n)]
-    data = {n: (getattr(msg, n) if msg.HasField(n) else None) for n in names if n != "source_updated_at"}
+    # One ListFields() instead of a HasField() per field: it lists exactly the fields
+    # ``_is_set`` counts (present ones; ``id``, which has no presence, when not empty).
+    sent = {f.name: v for f, v in msg.ListFields()}
+    errors = _read_only_errors([n for n in CUSTOMER_READ_ONLY if n in sent], prefix)
+    names = present if present is not None else [n for n in CUSTOMER_INPUT if n in sent]
+    data = {n: sent.get(n) for n in names if n != "source_updated_at"}
     try:
         values = validate_customer_fields(data, prefix, partial=present is not None)
     except ValidationFailed as e:
         errors.append(e)
     if errors:
         raise ValidationFailed.many(errors)
-    values["source_updated_at"] = _ts(msg, "source_updated_at")
+    ts = sent.get("source_updated_at")
+    values["source_updated_at"] = None if ts is None else _datetime_of(ts.seconds, ts.nanos)
     return values
 
 
 def customer_pb(rec: CustomerRecord, exemption: pb.CustomerExemption | None = None) -> pb.Customer:
-    out = pb.Customer(id=rec.id, source_id=rec.source_id, source=rec.source, source_account_id=rec.source_account_id)
-    for name in ("name", "email", "merged_into_customer_id"):
-        value = getattr(rec, name)
-        if value is not None:
-            setattr(out, name, value)
+    out = pb.Customer()
+    fill_customer(out, rec)
+    if exemption is not None:
+        out.exemption.CopyFrom(exemption)
+    return out
+
+
+def fill_customer(out: pb.Customer, rec: CustomerRecord) -> None:
+    """Set the stored customer's fields on an empty ``out`` (a batch result's ``customer``:
+    filled in place rather than built and copied)."""
+    out.id = rec.id
+    out.source_id = rec.source_id
+    out.source = rec.source
+    out.source_account_id = rec.source_account_id
+    if rec.name is not None:
+        out.name = rec.name
+    if rec.email is not None:
+        out.email = rec.email
+    if rec.merged_into_customer_id is not None:
+        out.merged_into_customer_id = rec.merged_into_customer_id
     for name in ("source_updated_at", "created_at", "updated_at"):
         value = getattr(rec, name)
         if value is not None:
             ts = getattr(out, name)
             ts.seconds, ts.nanos = _timestamp_parts(value)
-    if exemption is not None:
-        out.exemption.CopyFrom(exemption)
-    return out
 
 
 def overrides_pb(rec: CustomerRecord) -> pb.ExemptionOverrides:
@@ -232,7 +253,7 @@ async def batch_upsert(req: pb.BatchUpsertCustomersRequest, ctx: CallContext) ->
         counts[it.status] += 1
         out = resp.data.add(index=it.index, status=it.status)
         if it.status in ("created", "updated", "stale"):
-            out.customer.CopyFrom(customer_pb(stored[it.customer_id]))  # type: ignore[index]
+            fill_customer(out.customer, stored[it.customer_id])  # type: ignore[index]
         elif it.status == "failed":
             out.errors.extend(error_pb(e) for e in it.errors)
     resp.summary.CopyFrom(pb.BatchSummary(**counts))
