@@ -518,3 +518,17 @@ def test_overlapping_concurrent_batches_never_duplicate_nor_lose_updates(server:
     by_source = {c["source_id"]: c for c in stored}
     assert len(stored) == len(by_source) == 300 + writers * 20
     assert all(by_source[s]["name"] in {f"writer-{w}" for w in range(writers)} for s in shared)
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "2026-02-30T00:00:00Z"])
+def test_timestamp_outside_years_1_to_9999_after_its_offset_is_422(http: httpx.Client, text: str) -> None:
+    """An offset that carries the instant out of range is invalid input, not a 500."""
+    r = http.post("/customers", json={"source_id": sid(), "source_updated_at": text})
+    assert r.status_code == 422, r.text
+    err = r.json()["errors"][0]
+    assert err["source"]["pointer"] == "/source_updated_at"
+    b = http.post("/customers/batch", json={"data": [{"source_id": sid(), "source_updated_at": text}]})
+    assert b.status_code == 200, b.text
+    item = b.json()["data"][0]
+    assert item["status"] == "failed"
+    assert item["errors"][0]["source"]["pointer"] == "/data/0/source_updated_at"

@@ -83,8 +83,12 @@ def parse_datetime(value: str) -> datetime | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt
+        return dt.replace(tzinfo=timezone.utc)
+    try:
+        # An offset can carry the instant out of years 1..9999 (0001-01-01T00:00:00+01:00): not a valid instant.
+        return dt.astimezone(timezone.utc)
+    except OverflowError:
+        return None
 
 
 def parse_into(msg: message.Message, data: Any, pointer: str, result: ParseResult, *, top: bool = False,
