@@ -31,6 +31,18 @@ PREFIXES = {
 }
 
 
+# Two base32 digits per table entry: an id's 130 bits are 13 lookups instead of 26 steps.
+_PAIRS = tuple(a + b for a in _ALPHABET for b in _ALPHABET)
+_SHIFTS = tuple(range(120, -1, -10))
+
+
+def _encode_body(ms: int, rand: int) -> str:
+    """``_encode(ms, 10) + _encode(rand, 16)``: the same 26 characters."""
+    v = (ms << 80) | rand
+    pairs = _PAIRS
+    return "".join([pairs[(v >> s) & 1023] for s in _SHIFTS])
+
+
 def _encode(value: int, length: int) -> str:
     out = []
     for _ in range(length):
@@ -44,7 +56,7 @@ def new_ulid(now_ms: int | None = None) -> str:
     global _last_ms, _last_rand
     if now_ms is not None:
         # An explicit instant: a pure value that leaves the process's monotonic clock alone.
-        return _encode(now_ms, 10) + _encode(int.from_bytes(os.urandom(10), "big"), 16)
+        return _encode_body(now_ms, int.from_bytes(os.urandom(10), "big"))
     ms = int(time.time() * 1000)
     with _lock:
         if ms <= _last_ms:
@@ -56,7 +68,7 @@ def new_ulid(now_ms: int | None = None) -> str:
         else:
             rand = int.from_bytes(os.urandom(10), "big")
         _last_ms, _last_rand = ms, rand
-    return _encode(ms, 10) + _encode(rand, 16)
+    return _encode_body(ms, rand)
 
 
 def new_id(prefix: str) -> str:

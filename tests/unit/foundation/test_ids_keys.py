@@ -1,3 +1,6 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
 from levy.domain import ids
 from levy.domain.keys import display_prefix, hash_secret, hashes_match, is_well_formed, new_secret
 
@@ -17,3 +20,10 @@ def test_secrets_have_256_bits_and_only_hashes_compare() -> None:
     assert hashes_match(hash_secret(s), s)
     assert not hashes_match(hash_secret(s), new_secret())
     assert display_prefix(s) == s[:12] and len({new_secret() for _ in range(1000)}) == 1000
+
+
+@given(st.integers(0, (1 << 48) - 1), st.integers(0, (1 << 80) - 1))
+def test_table_encoding_equals_digit_by_digit(ms: int, rand: int) -> None:
+    body = ids._encode_body(ms, rand)
+    assert body == ids._encode(ms, 10) + ids._encode(rand, 16)
+    assert len(body) == 26
