@@ -235,19 +235,25 @@ class Load:
     expect: int = 200  # HTTP status expected
 
 
-def _client(load: Load, requests: int, concurrency: int, warmup: int, out: Any) -> None:
-    async def main() -> tuple[float, list[float]]:
+def _client(load: Load, requests: int, concurrency: int, warmup: int, out: Any, channels: int = 1) -> None:
+    async def main() -> tuple[float, list[float], float]:
         if load.transport == "grpc":
             import grpc
 
-            channel = grpc.aio.insecure_channel(load.target)
-            method = channel.unary_unary(load.method)
+            # Each channel its own subchannel pool, so its own HTTP/2 connection (by
+            # default channels to one target share a connection); the in-flight calls
+            # are spread over the channels round-robin.
+            options = [("grpc.use_local_subchannel_pool", 1)] if channels > 1 else []
+            chans = [grpc.aio.insecure_channel(load.target, options=options) for _ in range(channels)]
             meta = load.headers
 
-            async def call() -> None:
-                await method(load.payload, metadata=meta)
+            def make_grpc(method: Any) -> Any:
+                async def call() -> None:
+                    await method(load.payload, metadata=meta)
+                return call
 
-            calls = [call] * concurrency
+            per_channel = [make_grpc(c.unary_unary(load.method)) for c in chans]
+            calls = [per_channel[i % channels] for i in range(concurrency)]
         else:
             host, port = load.target.rsplit(":", 1)
             verb, path = load.method.split(" ", 1)
@@ -277,26 +283,34 @@ def _client(load: Load, requests: int, concurrency: int, warmup: int, out: Any) 
                 lat.append(time.perf_counter() - t0)
 
         t0 = time.perf_counter()
+        cpu0 = time.process_time()  # this client process, all its threads (gRPC's included)
         await asyncio.gather(*(worker(c) for c in calls))
         elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - cpu0
         if load.transport == "grpc":
-            await channel.close()
+            for ch in chans:
+                await ch.close()
         else:
             for c in conns:
                 c.close()
-        return elapsed, lat
+        return elapsed, lat, cpu
 
     try:
         out.put(("ok", *asyncio.run(main())))
     except BaseException as e:  # noqa: BLE001 - reported to the parent
-        out.put(("error", repr(e), []))
+        out.put(("error", repr(e), [], 0.0))
 
 
-def run_load(load: Load, *, requests: int, concurrency: int, processes: int = 2, warmup: int = 50) -> dict[str, float]:
+def run_load(load: Load, *, requests: int, concurrency: int, processes: int = 2, warmup: int = 50,
+             channels: int = 1, client_cpu: bool = False) -> dict[str, float]:
     """``processes`` client processes each send ``requests`` requests, ``concurrency``
-    in flight each. Throughput = all requests / the slowest process's time."""
+    in flight each (gRPC: over ``channels`` connections per process). Throughput = all
+    requests / the slowest process's time. ``client_cpu``: also ``client_cpu_ms``, the
+    clients' own CPU time per request (to tell when the load generator, not the
+    server, is what a figure measures)."""
     q: Any = mp.Queue()
-    procs = [mp.Process(target=_client, args=(load, requests, concurrency, warmup, q)) for _ in range(processes)]
+    procs = [mp.Process(target=_client, args=(load, requests, concurrency, warmup, q, channels))
+             for _ in range(processes)]
     for p in procs:
         p.start()
     results = [q.get() for _ in procs]
@@ -306,11 +320,14 @@ def run_load(load: Load, *, requests: int, concurrency: int, processes: int = 2,
         if r[0] != "ok":
             raise RuntimeError(f"load on {load.target} {load.method} failed: {r[1]}")
     lat = sorted(x for r in results for x in r[2])
-    return {
+    out = {
         "rps": len(lat) / max(r[1] for r in results),
         "p50_ms": percentile(lat, 50) * 1000,
         "p99_ms": percentile(lat, 99) * 1000,
     }
+    if client_cpu:
+        out["client_cpu_ms"] = sum(r[3] for r in results) / len(lat) * 1000
+    return out
 
 
 def percentile(sorted_values: list[float], pct: float) -> float:
@@ -329,6 +346,21 @@ def repeat(fn: Any, reps: int) -> dict[str, dict[str, float]]:
     """Run ``fn() -> {figure: value}`` ``reps`` times: each figure summarized."""
     runs = [fn() for _ in range(reps)]
     return {k: summarize([r[k] for r in runs]) for k in runs[0]}
+
+
+def server_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its direct children (the workers
+    of ``levy serve --workers N``), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        kids = [int(k) for k in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:  # pragma: no cover - a kernel without the children file
+        kids = []
+    total = 0.0
+    for p in (pid, *kids):
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 def rss_kb(pid: int) -> tuple[int, int]:

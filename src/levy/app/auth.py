@@ -19,6 +19,7 @@ from levy.store.keys import ApiKeyRecord, SqlApiKeys
 from levy.app.services import AppServices
 
 _TOUCH_EVERY_S = 60.0
+_MAX_TOUCHED = 10_000
 
 
 class Authenticator:
@@ -57,6 +58,11 @@ class Authenticator:
         if rec.revoked_at is not None:
             raise Unauthenticated("The API key has been revoked.")
         if self._touched.get(rec.id, 0.0) < now:
+            if len(self._touched) >= _MAX_TOUCHED:
+                # Bounded: a past touch time means the same as none; when most are
+                # still live, start over (those keys are touched once more).
+                live = {k: v for k, v in self._touched.items() if v > now}
+                self._touched = live if len(live) < _MAX_TOUCHED // 2 else {}
             self._touched[rec.id] = now + _TOUCH_EVERY_S
             async with self.services.uow(write=True, presets=False) as conn:
                 await SqlApiKeys(conn).touch(rec.id, datetime.now(timezone.utc))
