@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="Fewer requests and repetitions (2), 100,000 customers at depth: a smoke run, not a measurement.")
     ap.add_argument("--only", metavar="SCENARIO", action="append", choices=sorted(SCENARIOS),
                     help="Run only this scenario (repeatable): " + ", ".join(SCENARIOS) + ".")
+    ap.add_argument("--event-loop", choices=("auto", "uvloop", "asyncio"), default="auto",
+                    help="Event loop of levy serve and of the baselines (default auto: uvloop when installed, "
+                         "as levy serve).")
     ap.add_argument("--rates", metavar="DIR", default=str(DEFAULT_RATES),
                     help=f"Directory of the per-ZIP rate files (default: {DEFAULT_RATES}).")
     return ap
@@ -69,10 +72,11 @@ def _machine() -> dict[str, Any]:
                 if line.startswith("model name")), platform.processor())
     mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
                   if line.startswith("MemTotal:"))
+    from bench import harness
     from levy import eventloop
 
     return {"nproc": os.cpu_count(), "cpu": cpu, "memory_gb": round(mem_kb / 1024 / 1024, 1),
-            "python": platform.python_version(), "platform": platform.platform(), "event_loop": eventloop.name()}
+            "python": platform.python_version(), "platform": platform.platform(), "event_loop": eventloop.name(harness.EVENT_LOOP)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     from bench.scenarios import SCENARIOS, Env
 
     args = _parser().parse_args(argv)
+    from bench import harness
+
+    harness.EVENT_LOOP = args.event_loop
     if not Path(args.rates).is_dir():
         print(f"rate files not found at {args.rates}", file=sys.stderr)
         return 2

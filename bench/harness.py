@@ -23,6 +23,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 EMPTY_METHOD = "/bench.Empty/Call"
 CALC_METHOD = "/levy.v1.CalculationService/CreateCalculation"
+# The event loop of levy serve and of the baselines (python -m bench --event-loop).
+EVENT_LOOP = "auto"
 
 
 def free_port() -> int:
@@ -39,6 +41,7 @@ def levy_env(**extra: str) -> dict[str, str]:
     env["LEVY_RATE_LIMIT_PER_SECOND"] = "0"
     env["LEVY_AUTH_FAILURE_LIMIT_PER_MINUTE"] = "0"
     env["LEVY_LOG_LEVEL"] = "warning"
+    env["LEVY_EVENT_LOOP"] = EVENT_LOOP
     env.update(extra)
     return env
 
@@ -118,7 +121,7 @@ def _run_on_levy_loop(main: Any) -> None:
     installed, see levy.eventloop), so that Levy and its baseline share the stack."""
     from levy import eventloop
 
-    eventloop.run(main)
+    eventloop.run(main, EVENT_LOOP)
 
 
 def _empty_grpc_server(port: int, ready: Any) -> None:

@@ -111,6 +111,12 @@ def seed_many_customers(db: str, tenant: Tenant, n: int, *, chunk: int = 20_000)
                 async with transaction(engine, write=True) as conn:
                     await conn.execute(insert(customers), rows)
                 ids.extend(r["id"] for r in rows)
+            # Fresh planner statistics, as autovacuum's ANALYZE gives a database that got its rows over
+            # time: right after a bulk load PostgreSQL still estimates a few dozen rows for the
+            # organization and sorts all 100,000 for page 1 (70 ms) instead of reading the index backward.
+            async with engine.connect() as conn:
+                await conn.exec_driver_sql("ANALYZE customers")
+                await conn.commit()
         finally:
             await engine.dispose()
         return ids
