@@ -37,18 +37,10 @@ _SHIFTS = tuple(range(120, -1, -10))
 
 
 def _encode_body(ms: int, rand: int) -> str:
-    """``_encode(ms, 10) + _encode(rand, 16)``: the same 26 characters."""
+    """Crockford base32 of ``ms`` (10 digits) followed by ``rand`` (16 digits)."""
     v = (ms << 80) | rand
     pairs = _PAIRS
     return "".join([pairs[(v >> s) & 1023] for s in _SHIFTS])
-
-
-def _encode(value: int, length: int) -> str:
-    out = []
-    for _ in range(length):
-        out.append(_ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(out))
 
 
 def new_ulid(now_ms: int | None = None) -> str:

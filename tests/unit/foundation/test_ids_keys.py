@@ -25,5 +25,7 @@ def test_secrets_have_256_bits_and_only_hashes_compare() -> None:
 @given(st.integers(0, (1 << 48) - 1), st.integers(0, (1 << 80) - 1))
 def test_table_encoding_equals_digit_by_digit(ms: int, rand: int) -> None:
     body = ids._encode_body(ms, rand)
-    assert body == ids._encode(ms, 10) + ids._encode(rand, 16)
+    # Digit by digit, most significant first: 10 digits of ms, then 16 of rand.
+    digits = [(ms >> (5 * k)) & 31 for k in range(9, -1, -1)] + [(rand >> (5 * k)) & 31 for k in range(15, -1, -1)]
+    assert body == "".join("0123456789ABCDEFGHJKMNPQRSTVWXYZ"[d] for d in digits)
     assert len(body) == 26

@@ -25,6 +25,7 @@ from decimal import Decimal
 from typing import TypeVar
 
 from levy.domain.errors import ValidationFailed
+from levy.domain.memo import BoundedMemo
 from levy.domain.tax.model import Address, JurisdictionType
 from levy.domain.periods import within
 
@@ -162,8 +163,8 @@ class RateTable:
     imported_states: frozenset[str] = frozenset()
     # Resolutions already worked out, by (country, state, postal code, date): the
     # table is immutable, so a resolution never changes; bounded (see resolve).
-    _resolved: dict[tuple[str | None, str | None, str | None, date], Resolution] = field(
-        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    _resolved: BoundedMemo[tuple[str | None, str | None, str | None, date], Resolution] = field(
+        default_factory=lambda: BoundedMemo(RESOLUTION_CACHE_SIZE), init=False, repr=False, compare=False, hash=False
     )
 
     # ----------------------------------------------------------------- build
@@ -221,11 +222,7 @@ class RateTable:
         hit = self._resolved.get(key)
         if hit is not None:
             return hit
-        res = self._resolve(address, on, pointer)
-        if len(self._resolved) >= RESOLUTION_CACHE_SIZE:
-            self._resolved.clear()
-        self._resolved[key] = res
-        return res
+        return self._resolved.put(key, self._resolve(address, on, pointer))
 
     def _resolve(self, address: Address, on: date, pointer: str) -> Resolution:
         apointer = f"{pointer}/customer/address"

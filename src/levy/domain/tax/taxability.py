@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from typing import Literal
+from levy.domain.memo import BoundedMemo
 from levy.domain.periods import within
 
 Treatment = Literal["taxable", "exempt", "reduced", "percentage", "threshold"]
@@ -77,7 +78,7 @@ class Taxability:
         self._index = {k: tuple(sorted(v, key=lambda r: (-len(r.attributes), r.effective_from))) for k, v in index.items()}
         self._states = frozenset(s for s, _ in self._index)
         # Lookups already made (the index is immutable); bounded.
-        self._found: dict[tuple[str, str | None, frozenset[str], date], Rule] = {}
+        self._found: BoundedMemo[tuple[str, str | None, frozenset[str], date], Rule] = BoundedMemo(20_000)
 
     @property
     def states(self) -> frozenset[str]:
@@ -91,12 +92,7 @@ class Taxability:
         attrs = attributes if isinstance(attributes, frozenset) else frozenset(attributes)
         key = (state, category, attrs, on)
         rule = self._found.get(key)
-        if rule is None:
-            rule = self._lookup(state, category, attrs, on)
-            if len(self._found) >= 20_000:
-                self._found.clear()
-            self._found[key] = rule
-        return rule
+        return rule if rule is not None else self._found.put(key, self._lookup(state, category, attrs, on))
 
     def _lookup(self, state: str, category: str | None, attrs: frozenset[str], on: date) -> Rule:
         parts = category.split(".") if category else []
