@@ -47,7 +47,7 @@ class OrgPresets:
     """One organization's cached reads; ``None`` / absent keys mean "not read yet"."""
 
     expires: float
-    settings: tuple[OrganizationSettings, list[Registration]] | None = None
+    settings: tuple[OrganizationSettings, tuple[Registration, ...]] | None = None
     # product id -> its row, or None when no such product exists.
     products: dict[str, ProductRow | None] = field(default_factory=dict)
     # customer source_id -> its live customers (every source and account).

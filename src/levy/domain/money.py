@@ -67,6 +67,35 @@ def round_half_up(value: Decimal) -> int:
     return int(value.quantize(_ONE, rounding=ROUND_HALF_UP))
 
 
+# Decimal -> (numerator, denominator), exact; rates and percentages are few.
+_RATIOS: dict[Decimal, tuple[int, int]] = {}
+
+
+def mul_round(amount: int, factor: Decimal) -> int:
+    """``round_half_up(amount * factor)``, exactly, in integer arithmetic.
+
+    ``factor`` (a rate or a percentage) is taken as the exact fraction n/d it
+    holds (``Decimal.as_integer_ratio``), so ``amount * n / d`` is rounded half
+    away from zero with no intermediate rounding: ``(2|a|n + d) // 2d`` with the
+    sign put back. Same result as the Decimal path wherever that one is exact
+    (products within the default context's 28 digits; a property test checks
+    it), about five times faster; the engine does this for every jurisdiction
+    row.
+    """
+    ratio = _RATIOS.get(factor)
+    if ratio is None:
+        if not factor.is_finite():
+            raise ValueError(f"cannot multiply by {factor}")
+        ratio = factor.as_integer_ratio()
+        if len(_RATIOS) < 4096:
+            _RATIOS[factor] = ratio
+    n, d = ratio
+    product = amount * n
+    if product >= 0:
+        return (2 * product + d) // (2 * d)
+    return -((-2 * product + d) // (2 * d))
+
+
 def allocate(total: int, weights: list[int]) -> list[int]:
     """Split ``total`` in proportion to ``weights`` (largest remainder method).
 
@@ -74,6 +103,13 @@ def allocate(total: int, weights: list[int]) -> list[int]:
     to the lower index. Weights must be non-negative. If every weight is zero the
     total cannot be placed and all parts are 0 only when ``total`` is 0.
     """
+    if len(weights) == 1:  # the common single discount: no arithmetic to do
+        (w,) = weights
+        if w < 0:
+            raise ValueError("weights must be non-negative")
+        if w == 0 and total != 0:
+            raise ValueError("cannot allocate a non-zero total over zero weights")
+        return [total if w else 0]
     if any(w < 0 for w in weights):
         raise ValueError("weights must be non-negative")
     wsum = sum(weights)

@@ -122,9 +122,10 @@ async def customers_by_source_id(
 
 async def settings_and_registrations(
     conn: AsyncConnection, organization_id: str
-) -> tuple[OrganizationSettings, list[Registration]]:
+) -> tuple[OrganizationSettings, tuple[Registration, ...]]:
     """The organization's settings (defaults when never changed) and its
-    registrations, in one query: a one-row anchor LEFT JOIN both tables."""
+    registrations (a tuple: kept as is by the preset cache), in one query: a
+    one-row anchor LEFT JOIN both tables."""
     anchor = select(literal(organization_id).label("org")).subquery("o")
     s, r = organization_settings, registrations
     rows = (
@@ -155,9 +156,9 @@ async def settings_and_registrations(
         if first.settings_org is not None
         else DEFAULTS
     )
-    regs = [
+    regs = tuple(
         Registration(jurisdiction_code(x.jurisdiction), x.effective_from, x.effective_to)
         for x in rows
         if x.jurisdiction is not None
-    ]
+    )
     return settings, regs

@@ -206,9 +206,10 @@ class Gateway:
         await _respond(send, status, body, ctype, extra_headers)
         elapsed = time.perf_counter() - started
         metrics.observe("rest", rpc, str(status), elapsed)
-        access_log.info("%s %s %d", http_method, path, status, extra={
-            "request_id": request_id, "transport": "rest", "method": rpc, "http_method": http_method, "path": path,
-            "status": status, "duration_ms": round(elapsed * 1000, 3)})
+        if access_log.isEnabledFor(logging.INFO):
+            access_log.info("%s %s %d", http_method, path, status, extra={
+                "request_id": request_id, "transport": "rest", "method": rpc, "http_method": http_method, "path": path,
+                "status": status, "duration_ms": round(elapsed * 1000, 3)})
 
     async def _call(self, route: Route, path_params: dict[str, str], scope: Scope, receive: Receive,
                     ctx: Any) -> tuple[int, bytes, str]:

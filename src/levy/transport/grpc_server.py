@@ -98,9 +98,10 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
 def _observe(m: MethodInfo, ctx: Any, status: str, started: float) -> None:
     elapsed = time.perf_counter() - started
     metrics.observe("grpc", m.full_name, status, elapsed)
-    access_log.info("%s %s", m.full_name, status, extra={
-        "request_id": ctx.request_id, "transport": "grpc", "method": m.full_name, "status": status,
-        "duration_ms": round(elapsed * 1000, 3)})
+    if access_log.isEnabledFor(logging.INFO):  # the record's fields are not built for nothing
+        access_log.info("%s %s", m.full_name, status, extra={
+            "request_id": ctx.request_id, "transport": "grpc", "method": m.full_name, "status": status,
+            "duration_ms": round(elapsed * 1000, 3)})
 
 
 def _trailers(ctx: Any) -> list[tuple[str, str]]:

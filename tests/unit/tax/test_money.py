@@ -1,9 +1,11 @@
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.money import allocate, currency_exponent, parse_amount, parse_quantity, round_half_up
+from levy.domain.money import allocate, currency_exponent, mul_round, parse_amount, parse_quantity, round_half_up
 
 
 @pytest.mark.parametrize("code,exp", [("USD", 2), ("JPY", 0), ("BHD", 3), ("EUR", 2)])
@@ -32,6 +34,29 @@ def test_parse_quantity():
     for bad in ["-1", "1e3", "x", 3]:
         with pytest.raises(ValidationFailed):
             parse_quantity(bad, "/q")
+
+
+@pytest.mark.parametrize(
+    "amount,factor,expected",
+    [(1, "0.5", 1), (3, "0.5", 2), (5, "0.5", 3), (-1, "0.5", -1), (-3, "0.5", -2), (1999, "0.0625", 125),
+     (8, "0.0625", 1), (7, "0.0625", 0), (-8, "0.0625", -1), (10_000, "0", 0), (3998, "0.8", 3198), (1, "-0.5", -1)],
+)
+def test_mul_round_halves_away_from_zero(amount, factor, expected):
+    assert mul_round(amount, Decimal(factor)) == expected
+
+
+@given(
+    amount=st.integers(min_value=-(10**15), max_value=10**15),
+    factor=st.decimals(min_value=Decimal("-10"), max_value=Decimal("10"), places=8, allow_nan=False, allow_infinity=False),
+)
+def test_mul_round_equals_the_decimal_path(amount, factor):
+    """The engine's integer rounding gives the Decimal ROUND_HALF_UP result exactly."""
+    assert mul_round(amount, factor) == round_half_up(amount * factor)
+
+
+def test_mul_round_refuses_non_finite():
+    with pytest.raises(ValueError):
+        mul_round(5, Decimal("NaN"))
 
 
 @pytest.mark.parametrize(

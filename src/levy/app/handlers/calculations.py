@@ -18,10 +18,20 @@ async def create_calculation(req: pb.CreateCalculationRequest, ctx: CallContext)
     return to_message(result)
 
 
+# Rate -> its text: the rates in use are few (bounded anyway).
+_RATE_TEXT: dict[Decimal, str] = {}
+
+
 def rate_string(rate: Decimal) -> str:
     """``Decimal('0.062500')`` -> ``"0.0625"``; never exponent notation."""
-    text = format(rate.normalize(), "f")
-    return text if text != "-0" else "0"
+    text = _RATE_TEXT.get(rate)
+    if text is None:
+        text = format(rate.normalize(), "f")
+        if text == "-0":
+            text = "0"
+        if len(_RATE_TEXT) < 4096:
+            _RATE_TEXT[rate] = text
+    return text
 
 
 def to_message(result: CalculationResult) -> pb.Calculation:

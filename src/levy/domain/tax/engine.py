@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from levy.domain.errors import LevyError, ValidationFailed
-from levy.domain.money import allocate, currency_exponent, round_half_up
+from levy.domain.money import allocate, currency_exponent, mul_round, round_half_up
 from levy.domain.tax.model import (
     CalculationInput,
     CalculationResult,
@@ -78,49 +78,51 @@ def _on(value: datetime | date | None) -> date:
     return value
 
 
+# The last answer of _registered_codes: one organization's registrations (the
+# same list object while the preset cache keeps it) asked about one day, again and again.
+_last_registered: tuple[object, date, frozenset[str]] | None = None
+
+
 def _registered_codes(registrations: Iterable[Registration], on: date) -> frozenset[str]:
-    return frozenset(r.jurisdiction for r in registrations if r.covers(on))
+    global _last_registered
+    last = _last_registered
+    if last is not None and last[0] is registrations and last[1] == on and isinstance(registrations, tuple):
+        return last[2]
+    codes = frozenset(r.jurisdiction for r in registrations if r.covers(on))
+    _last_registered = (registrations, on, codes)
+    return codes
 
 
-class _Outcome:
-    __slots__ = ("base", "rate", "tax", "name", "reason")
-
-    def __init__(self, base: int, rate: Decimal, name: str, reason: str | None) -> None:
-        self.base = base
-        self.rate = rate
-        self.tax = round_half_up(base * rate) if base and rate else 0
-        self.name = name
-        self.reason = reason
-
-
-def _taxed(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> _Outcome:
-    """Apply a taxability rule to one jurisdiction row for a (non-negative) amount."""
+def _taxed(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> tuple[int, Decimal, int, str | None]:
+    """Apply a taxability rule to one jurisdiction row for a (non-negative) amount:
+    (taxable base, rate, tax, exempt reason or None). The rule's name is the row's."""
     treatment = rule.treatment
     rate = j.rate
     if j.type == "state":
         if treatment == "exempt":
-            return _Outcome(0, _ZERO, rule.name, "non_taxable_product")
+            return 0, _ZERO, 0, "non_taxable_product"
         if treatment == "reduced" and rule.rate is not None:
             rate = rule.rate
     else:
         if j.statewide and rule.local_rate is not None:
-            return _Outcome(amount, rule.local_rate, rule.name, None)
+            rate = rule.local_rate
+            return amount, rate, mul_round(amount, rate) if amount and rate else 0, None
         if rule.local == "exempt" or (rule.local == "follow" and treatment == "exempt"):
-            return _Outcome(0, _ZERO, rule.name, "non_taxable_product")
+            return 0, _ZERO, 0, "non_taxable_product"
         if rule.local == "taxable":
-            return _Outcome(amount, rate, rule.name, None)
+            return amount, rate, mul_round(amount, rate) if amount and rate else 0, None
     if treatment == "percentage" and rule.percent is not None:
-        return _Outcome(round_half_up(amount * rule.percent), rate, rule.name, None)
+        base = mul_round(amount, rule.percent)
+        return base, rate, mul_round(base, rate) if base and rate else 0, None
     if treatment == "threshold" and rule.threshold is not None:
         if rule.threshold_mode == "exempt_up_to":
             exempt_part = round_half_up(rule.threshold * quantity)
             base = max(0, amount - exempt_part)
-            return _Outcome(base, rate, rule.name, None if base else "non_taxable_product")
+            return base, rate, mul_round(base, rate) if base and rate else 0, None if base else "non_taxable_product"
         per_item = amount / quantity if quantity else Decimal(amount)
         if per_item < rule.threshold:
-            return _Outcome(0, _ZERO, rule.name, "non_taxable_product")
-        return _Outcome(amount, rate, rule.name, None)
-    return _Outcome(amount, rate, rule.name, None)
+            return 0, _ZERO, 0, "non_taxable_product"
+    return amount, rate, mul_round(amount, rate) if amount and rate else 0, None
 
 
 def _certificate_exemption(
@@ -217,7 +219,7 @@ def calculate(
     registered = _registered_codes(registrations, on)
 
     # Amounts, own discounts, and the transaction discount's allocation.
-    amounts = [round_half_up(line.quantity * line.unit_price) for line in inp.lines]
+    amounts = [mul_round(line.unit_price, line.quantity) for line in inp.lines]
     own = [sum(d.amount for d in line.discounts) + line.discount_amount for line in inp.lines]
     weights = [0 if line.is_sales_tax else max(0, a - o) for line, a, o in zip(inp.lines, amounts, own)]
     if inp.discount_amount and sum(weights):
@@ -266,7 +268,7 @@ def _discount_results(line: LineInput, share: int, reduction: int) -> tuple[Disc
     if not entries:
         return ()
     weights = [max(0, a) for _, a in entries]
-    parts = allocate(reduction, weights) if sum(weights) else [0] * len(entries)
+    parts = allocate(reduction, weights) if reduction and sum(weights) else [0] * len(entries)
     return tuple(DiscountResult(i, a, p) for (i, a), p in zip(entries, parts))
 
 
@@ -301,6 +303,7 @@ def _line_rows(
     state_detail = "; ".join(list(res.details) + extra)
     local_detail = state_detail if not res.details else "; ".join(extra)
     rows: list[TaxRow] = []
+    quantity = line.quantity
     for j in res.rows:
         is_reg = state_registered if j.statewide else (j.code in registered or state_registered)
         detail = state_detail if j.type == "state" else local_detail
@@ -312,15 +315,15 @@ def _line_rows(
             rows.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, _no_tax_name(j), detail,
                                exempt_reason="no_tax"))
             continue
-        after = _taxed(rule, j, net, line.quantity)
-        before = _taxed(rule, j, gross, line.quantity) if gross != net else after
         if not is_reg and not include_unregistered:
             rows.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, False,
                                f"Seller not registered in {_state_name(j)}: no tax collected", detail,
                                exempt_reason="unregistered"))
             continue
-        rows.append(TaxRow(j.code, j.name, j.type, after.rate, after.base, after.tax, is_reg, after.name, detail,
-                           exempt_reason=after.reason, tax_amount_before_discounts=before.tax))
+        base, rate, tax, reason = _taxed(rule, j, net, quantity)
+        before = _taxed(rule, j, gross, quantity)[2] if gross != net else tax
+        rows.append(TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
+                           before))
     return tuple(rows)
 
 

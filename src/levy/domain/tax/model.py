@@ -7,6 +7,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
 from levy.domain.periods import within
+from levy.domain.values import value
 
 JurisdictionType = Literal["state", "county", "city", "special"]
 ExemptReason = Literal["exemption_certificate", "resale", "non_taxable_product", "unregistered", "no_tax"]
@@ -15,7 +16,7 @@ CertificateTreatment = Literal["certificate_only", "certificate_and_product_tax_
 SALES_TAX_CODE = "SALES_TAX"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Address:
     line1: str | None = None
     city: str | None = None
@@ -66,13 +67,13 @@ class ExemptionSettings:
     certificate_treatment: CertificateTreatment = "certificate_only"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Discount:
     id: str
     amount: int
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class LineInput:
     """One line, already parsed by the transport adapter.
 
@@ -100,7 +101,7 @@ class LineInput:
     pointer: str = ""  # JSON pointer of this line, e.g. "/line_items/0"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CalculationInput:
     lines: tuple[LineInput, ...]
     currency: str = "USD"
@@ -110,7 +111,7 @@ class CalculationInput:
     include_unregistered: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class TaxRow:
     jurisdiction_code: str
     jurisdiction_name: str
@@ -126,14 +127,14 @@ class TaxRow:
     tax_amount_before_discounts: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class DiscountResult:
     id: str
     amount: int
     tax_amount_reduction: int
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class LineResult:
     id: str
     tax_amount: int
@@ -146,7 +147,7 @@ class LineResult:
     detail: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CalculationResult:
     tax_amount: int
     currency: str
