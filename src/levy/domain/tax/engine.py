@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from levy.domain.errors import LevyError, ValidationFailed
+from levy.domain.memo import BoundedMemo
 from levy.domain.money import allocate, currency_exponent, mul_round, round_half_up
 from levy.domain.tax.model import (
     CalculationInput,
@@ -272,7 +273,17 @@ def _discount_results(line: LineInput, share: int, reduction: int) -> tuple[Disc
     return tuple(DiscountResult(i, a, p) for (i, a), p in zip(entries, parts))
 
 
-def _line_rows(
+# What a line's rows are, amounts aside, for the things that decide them: the
+# resolution and the rules (by identity: both come from immutable tables, and
+# the entry keeps them, so an id is never reused while its entry lives), what is
+# sold, the customer's exemption (by identity, kept the same way), the settings,
+# the registrations on the day and the customer note. Every line selling the
+# same thing to the same place under the same registrations shares it; only the
+# amounts are worked out per line. Bounded like the tables' own memos.
+_PLANS: BoundedMemo[tuple[object, ...], tuple[object, object, object, Rule | None, tuple[object, ...]]] = BoundedMemo(20_000)
+
+
+def _line_plan(
     line: LineInput,
     res: Resolution,
     rules: Taxability,
@@ -280,13 +291,33 @@ def _line_rows(
     settings: ExemptionSettings,
     include_unregistered: bool,
     on: date,
-    gross: int,
-    net: int,
-) -> tuple[TaxRow, ...]:
+) -> tuple[Rule | None, tuple[object, ...]]:
+    """(rule, entries): each entry a finished TaxRow (nothing taxed) or the
+    (jurisdiction, is_registered, detail) of a row to tax."""
+    exemption = line.exemption
+    key = (id(res), id(rules), line.category, line.attributes, id(exemption), settings, registered,
+           include_unregistered, on, line.customer_detail)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is res and hit[1] is rules and hit[2] is exemption:
+        return hit[3], hit[4]
+    plan = _make_plan(line, res, rules, registered, settings, include_unregistered, on)
+    _PLANS.put(key, (res, rules, exemption, *plan))
+    return plan
+
+
+def _make_plan(
+    line: LineInput,
+    res: Resolution,
+    rules: Taxability,
+    registered: frozenset[str],
+    settings: ExemptionSettings,
+    include_unregistered: bool,
+    on: date,
+) -> tuple[Rule | None, tuple[object, ...]]:
     extra = [line.customer_detail] if line.customer_detail else []
     if not res.supported:
         detail = "; ".join(list(res.details) + extra)
-        return (
+        return None, (
             TaxRow(res.country, res.country, "state", _ZERO, 0, 0, False, "Country not supported yet", detail,
                    exempt_reason="no_tax"),
         )
@@ -302,24 +333,45 @@ def _line_rows(
     # The resolution's notes go on the state row (on every row when it has none).
     state_detail = "; ".join(list(res.details) + extra)
     local_detail = state_detail if not res.details else "; ".join(extra)
-    rows: list[TaxRow] = []
-    quantity = line.quantity
+    entries: list[object] = []
     for j in res.rows:
         is_reg = state_registered if j.statewide else (j.code in registered or state_registered)
         detail = state_detail if j.type == "state" else local_detail
         if exemption_name is not None:
-            rows.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, exemption_name, detail,
-                               exempt_reason="exemption_certificate"))
+            entries.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, exemption_name, detail,
+                                  exempt_reason="exemption_certificate"))
+        elif j.type == "state" and j.rate == 0 and not rule.rate and not rule.local_rate:
+            entries.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, _no_tax_name(j), detail,
+                                  exempt_reason="no_tax"))
+        elif not is_reg and not include_unregistered:
+            entries.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, False,
+                                  f"Seller not registered in {_state_name(j)}: no tax collected", detail,
+                                  exempt_reason="unregistered"))
+        else:
+            entries.append((j, is_reg, detail))
+    return rule, tuple(entries)
+
+
+def _line_rows(
+    line: LineInput,
+    res: Resolution,
+    rules: Taxability,
+    registered: frozenset[str],
+    settings: ExemptionSettings,
+    include_unregistered: bool,
+    on: date,
+    gross: int,
+    net: int,
+) -> tuple[TaxRow, ...]:
+    rule, entries = _line_plan(line, res, rules, registered, settings, include_unregistered, on)
+    rows: list[TaxRow] = []
+    quantity = line.quantity
+    for entry in entries:
+        if type(entry) is TaxRow:
+            rows.append(entry)
             continue
-        if j.type == "state" and j.rate == 0 and not rule.rate and not rule.local_rate:
-            rows.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, _no_tax_name(j), detail,
-                               exempt_reason="no_tax"))
-            continue
-        if not is_reg and not include_unregistered:
-            rows.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, False,
-                               f"Seller not registered in {_state_name(j)}: no tax collected", detail,
-                               exempt_reason="unregistered"))
-            continue
+        j, is_reg, detail = entry  # type: ignore[misc]
+        assert rule is not None
         base, rate, tax, reason = _taxed(rule, j, net, quantity)
         before = _taxed(rule, j, gross, quantity)[2] if gross != net else tax
         rows.append(TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
