@@ -300,27 +300,15 @@ def _line_plan(
     hit = _PLANS.get(key)
     if hit is not None and hit[0] is res and hit[1] is rules and hit[2] is exemption:
         return hit[3], hit[4]
-    plan = _make_plan(line, res, rules, registered, settings, include_unregistered, on)
-    _PLANS.put(key, (res, rules, exemption, *plan))
-    return plan
-
-
-def _make_plan(
-    line: LineInput,
-    res: Resolution,
-    rules: Taxability,
-    registered: frozenset[str],
-    settings: ExemptionSettings,
-    include_unregistered: bool,
-    on: date,
-) -> tuple[Rule | None, tuple[object, ...]]:
     extra = [line.customer_detail] if line.customer_detail else []
     if not res.supported:
         detail = "; ".join(list(res.details) + extra)
-        return None, (
+        plan: tuple[Rule | None, tuple[object, ...]] = (None, (
             TaxRow(res.country, res.country, "state", _ZERO, 0, 0, False, "Country not supported yet", detail,
                    exempt_reason="no_tax"),
-        )
+        ))
+        _PLANS.put(key, (res, rules, exemption, *plan))
+        return plan
     state = res.state or ""
     attrs = frozenset(line.attributes)
     rule = rules.lookup(state, line.category, attrs, on)
@@ -349,7 +337,9 @@ def _make_plan(
                                   exempt_reason="unregistered"))
         else:
             entries.append((j, is_reg, detail))
-    return rule, tuple(entries)
+    plan = (rule, tuple(entries))
+    _PLANS.put(key, (res, rules, exemption, *plan))
+    return plan
 
 
 def _line_rows(
