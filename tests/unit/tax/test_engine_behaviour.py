@@ -305,3 +305,24 @@ def test_later_import_supersedes_and_dates_are_respected(rules):
     # before any import: state only, and the detail says local rates are missing
     res = calc(newer, rules, [line], transaction_date=date(2025, 12, 31))
     assert res.tax_amount == 625 and "not loaded" in res.lines[0].taxes[0].detail
+
+
+# ----------------------------------------------------------------- kept line plans
+def test_kept_line_plans_never_leak_between_lines(rates, rules):
+    """The engine keeps a line's rows amounts aside (see _line_plan): amounts, registrations,
+    exemptions and the customer note must still be each line's own."""
+    assert calc(rates, rules, [mkline(price=10000)]).tax_amount == 625
+    assert calc(rates, rules, [mkline(price=20000)]).tax_amount == 1250  # same plan, own amount
+    assert calc(rates, rules, [mkline(qty="3", price=333)]).tax_amount == 62  # 999 x 6.25% = 62.4375
+    # Registrations that change (a new tuple) take effect at once, and back.
+    assert calc(rates, rules, [mkline()], regs=(Registration("US-ST-CA", date(2020, 1, 1)),)).tax_amount == 0
+    assert calc(rates, rules, [mkline()]).tax_amount == 625
+    # An exemption equal in value but another object is looked at afresh; so is a changed one.
+    exempt = CustomerExemption(exempt=True)
+    assert calc(rates, rules, [mkline(state="CA", exemption=exempt)], settings=ON).tax_amount == 0
+    assert calc(rates, rules, [mkline(state="CA", exemption=CustomerExemption())], settings=ON).tax_amount == 725
+    assert calc(rates, rules, [mkline(state="CA", exemption=CustomerExemption(exempt=True))], settings=ON).tax_amount == 0
+    # The customer note belongs to the line that has it.
+    noted = calc(rates, rules, [mkline(customer_detail="no customer matches preset 'x'")])
+    assert "no customer matches" in noted.lines[0].taxes[0].detail
+    assert "no customer matches" not in calc(rates, rules, [mkline()]).lines[0].taxes[0].detail
