@@ -137,8 +137,9 @@ async def prepare(
     settings, registrations, product_rows, customer_rows = await _presets(
         ctx,
         conn,
-        [li.product.preset.id for li in items if li.product.HasField("preset") and li.product.preset.id],
-        [li.customer.preset.id for li in items if li.customer.HasField("preset") and li.customer.preset.id],
+        # An unset preset reads as an empty one: its id is "".
+        [pid for li in items if (pid := li.product.preset.id)],
+        [cid for li in items if (cid := li.customer.preset.id)],
     )
 
     default_codes = parse_tax_codes(tuple(settings.default_tax_codes))
