@@ -12,10 +12,11 @@ Items of a ``per_item_errors`` field that break a limit are reported per item
 How: this runs on every request, so each message type gets, once, a checker
 compiled from its descriptor (Python source generated from the fields and their
 ``field_policy``, then ``exec``). A generic walk over ``ListFields()`` cost about
-25 µs for a three-line calculation, most of it building the (field, value) pairs
-and dispatching on them; the compiled checker reads only the fields that have a
-check, as plain attributes, with the limits as literals, sub-messages inlined,
-and builds pointers and errors only when something is wrong. What is checked,
+24 µs of CPU for a three-line calculation, most of it building the (field, value)
+pairs and dispatching on them; the compiled checker (about 7.5 µs) reads only the
+fields that have a check, as plain attributes, with the limits as literals,
+sub-messages inlined, and builds pointers and errors only when something is
+wrong. What is left is mostly the attribute reads themselves. What is checked,
 and in which order errors come, is exactly what that walk did:
 
 - fields in field-number order (``ListFields``' order), then the strings without
@@ -50,7 +51,9 @@ _MAX_NANOS = 999_999_999
 
 
 def check(msg: message.Message, item_errors: dict[int, list[ErrorItem]], pointer: str = "") -> None:
-    checker = _CHECKERS.get(msg.DESCRIPTOR) or _compile(msg.DESCRIPTOR)
+    checker = _BY_CLASS.get(type(msg))  # by class: ``msg.DESCRIPTOR`` is an attribute lookup through upb
+    if checker is None:
+        checker = _BY_CLASS[type(msg)] = _compile(msg.DESCRIPTOR)
     errors: list[ValidationFailed] = []
     checker(msg, pointer, errors, item_errors)
     if errors:
@@ -132,7 +135,8 @@ def _has_checks(desc: descriptor.Descriptor) -> bool:
     known = _HAS_CHECKS.get(desc)
     if known is not None:
         return known
-    seen, todo, found = set(), [desc], False
+    seen: set[descriptor.Descriptor] = set()
+    todo, found = [desc], False
     while todo and not found:
         d = todo.pop()
         if d in seen:
@@ -163,6 +167,7 @@ _NAMESPACE: dict[str, Any] = {
     "_item_failed": _item_failed,
 }
 _CHECKERS: dict[descriptor.Descriptor, _Checker] = {}
+_BY_CLASS: dict[type, _Checker] = {}
 _NAMES: dict[descriptor.Descriptor, str] = {}
 _COMPILING = threading.RLock()  # names and checkers are made once, even from two threads
 
