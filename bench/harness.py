@@ -37,7 +37,7 @@ def levy_env(**extra: str) -> dict[str, str]:
     """The environment of every ``levy`` subprocess: no inherited LEVY_*, the
     per-key rate limit off (the load generator is one key), warnings only."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEVY_") and k != "PROMETHEUS_MULTIPROC_DIR"}
-    env["PYTHONPATH"] = str(ROOT / "src")
+    env["PYTHONPATH"] = os.pathsep.join((str(ROOT / "src"), str(ROOT)))
     env["LEVY_RATE_LIMIT_PER_SECOND"] = "0"
     env["LEVY_AUTH_FAILURE_LIMIT_PER_MINUTE"] = "0"
     env["LEVY_LOG_LEVEL"] = "warning"
@@ -68,12 +68,15 @@ class Levy:
 
 
 @contextmanager
-def levy_server(db: str, workdir: Path, *, workers: int = 1, name: str = "serve") -> Iterator[Levy]:
-    """``levy serve`` on free ports, waiting until both listeners answer."""
+def levy_server(db: str, workdir: Path, *, workers: int = 1, name: str = "serve",
+                fixed_answer: bool = False) -> Iterator[Levy]:
+    """``levy serve`` on free ports, waiting until both listeners answer.
+    ``fixed_answer``: the calculation answered from a precomputed result (bench.fixed_answer)."""
     gport, hport = free_port(), free_port()
     log = workdir / f"{name}.log"
+    module = "bench.fixed_answer" if fixed_answer else "levy"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "levy", "serve", "--database-url", db, "--workers", str(workers),
+        [sys.executable, "-m", module, "serve", "--database-url", db, "--workers", str(workers),
          "--grpc-address", f"127.0.0.1:{gport}", "--http-address", f"127.0.0.1:{hport}"],
         env=levy_env(), cwd=ROOT, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )
@@ -184,13 +187,24 @@ def baseline(kind: str) -> Iterator[str]:
     target = _empty_grpc_server if kind == "grpc" else _bare_asgi_server
     proc = mp.Process(target=target, args=(port, ready), daemon=True)
     proc.start()
+    address = f"127.0.0.1:{port}"
     try:
         if not ready.wait(30):
             raise RuntimeError(f"the {kind} baseline did not start")
-        yield f"127.0.0.1:{port}"
+        _BASELINE_PIDS[address] = proc.pid
+        yield address
     finally:
+        _BASELINE_PIDS.pop(address, None)
         proc.terminate()
         proc.join(10)
+
+
+_BASELINE_PIDS: dict[str, int] = {}
+
+
+def listener_pid(address: str) -> int | None:
+    """The process id of the running baseline at ``address`` (for its CPU time)."""
+    return _BASELINE_PIDS.get(address)
 
 
 # ------------------------------------------------------------------ load
