@@ -53,7 +53,7 @@ class Authenticator:
             if len(self._cache) > 10_000:
                 self._cache.clear()
             self._cache[h] = (now + self.ttl, rec)
-        if rec is None or not hashes_match(rec.secret_hash, secret):
+        if rec is None or not hashes_match(rec.secret_hash, secret, presented_hash=h):
             raise Unauthenticated("The API key is unknown.")
         if rec.revoked_at is not None:
             raise Unauthenticated("The API key has been revoked.")

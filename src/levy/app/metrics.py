@@ -64,11 +64,17 @@ def observe(transport: str, method: str, status: str, seconds: float) -> None:
     children[1].observe(seconds)
 
 
+_pool_last: list[int] = [-1]  # the value last set (a set costs a lock, and a file write with workers)
+
+
 def observe_pool(engine: object) -> None:
     pool = getattr(engine, "pool", None)
     checkedout = getattr(pool, "checkedout", None)
     if checkedout is not None:
-        DB_POOL_CHECKED_OUT.set(checkedout())
+        value = checkedout()
+        if value != _pool_last[0]:
+            _pool_last[0] = value
+            DB_POOL_CHECKED_OUT.set(value)
 
 
 def render() -> tuple[bytes, str]:

@@ -26,7 +26,7 @@ from levy.app.registry import MethodInfo, handler_for
 from levy.app.services import AppServices
 from levy.domain.errors import NotImplementedYet, RateLimited, Unauthenticated
 from levy.domain.ratelimit import Decision, Limit
-from levy.domain.versioning import resolve_version
+from levy.domain.versioning import LATEST, resolve_version
 
 log = logging.getLogger("levy.pipeline")
 
@@ -81,7 +81,8 @@ class Pipeline:
     async def admit(self, method: MethodInfo, ctx: CallContext, *, peer: str = "") -> None:
         """Version, authentication, rate limit and authorization: before any input
         is read, so that an unauthenticated caller learns nothing about validation."""
-        ctx.version = resolve_version(ctx.service_version_header, datetime.now(timezone.utc).date())
+        header = ctx.service_version_header
+        ctx.version = resolve_version(header, datetime.now(timezone.utc).date()) if header else LATEST
         if not method.policy.public:
             ctx.key = await self._authenticate(ctx, peer)
             preset_cache.current_organization.set(ctx.key.organization_id)

@@ -33,6 +33,8 @@ def display_prefix(secret: str) -> str:
     return secret[:DISPLAY_PREFIX_LEN]
 
 
-def hashes_match(stored_hash: str, secret: str) -> bool:
-    """Constant-time comparison of a stored hash and a presented secret."""
-    return hmac.compare_digest(stored_hash.encode("ascii"), hash_secret(secret).encode("ascii"))
+def hashes_match(stored_hash: str, secret: str, *, presented_hash: str | None = None) -> bool:
+    """Constant-time comparison of a stored hash and a presented secret
+    (``presented_hash``: its hash, when the caller already has it)."""
+    digest = presented_hash if presented_hash is not None else hash_secret(secret)
+    return hmac.compare_digest(stored_hash.encode("ascii"), digest.encode("ascii"))
