@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -128,7 +128,7 @@ async def prepare(
         if fields.HasField("vendor_discount_amount")
         else 0
     )
-    on = fields.transaction_date.ToDatetime(tzinfo=UTC) if fields.HasField("transaction_date") else None
+    on = _utc(fields.transaction_date) if fields.HasField("transaction_date") else None
     items = list(fields.line_items)
     if not items and require_lines:
         errors.append(ValidationFailed("At least one line item is required.", pointer="/line_items", type="missing"))
@@ -163,6 +163,16 @@ async def prepare(
     )
     exemption_settings = ExemptionSettings(settings.exemption_management, settings.certificate_treatment)  # type: ignore[arg-type]
     return Prepared(details, errors, registrations, exemption_settings)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _utc(ts: Any) -> datetime:
+    """``Timestamp.ToDatetime(tzinfo=UTC)`` without its Python-level detours (same
+    value: nanos are non-negative, checked with the field limits, and truncated to
+    microseconds as protobuf does)."""
+    return _EPOCH + timedelta(seconds=ts.seconds, microseconds=ts.nanos // 1000)
 
 
 async def _presets(
