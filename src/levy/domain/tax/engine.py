@@ -251,7 +251,8 @@ def calculate(
         net = max(0, amount - own[idx] - share)
         res = resolutions[idx]
         assert res is not None
-        rows = _line_rows(line, res, rules, registered, settings, inp.include_unregistered, on, gross, net)
+        plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on)
+        rows = _line_rows(plan, line.quantity, gross, net)
         tax = sum(r.tax_amount for r in rows)
         before = sum(r.tax_amount_before_discounts for r in rows)
         discounts = _discount_results(line, share, max(0, before - tax))
@@ -343,19 +344,11 @@ def _line_plan(
 
 
 def _line_rows(
-    line: LineInput,
-    res: Resolution,
-    rules: Taxability,
-    registered: frozenset[str],
-    settings: ExemptionSettings,
-    include_unregistered: bool,
-    on: date,
-    gross: int,
-    net: int,
+    plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int
 ) -> tuple[TaxRow, ...]:
-    rule, entries = _line_plan(line, res, rules, registered, settings, include_unregistered, on)
+    """A line's rows: its plan (:func:`_line_plan`) applied to its amounts."""
+    rule, entries = plan
     rows: list[TaxRow] = []
-    quantity = line.quantity
     for entry in entries:
         if type(entry) is TaxRow:
             rows.append(entry)
