@@ -252,9 +252,7 @@ def calculate(
         res = resolutions[idx]
         assert res is not None
         plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on)
-        rows = _line_rows(plan, line.quantity, gross, net)
-        tax = sum(r.tax_amount for r in rows)
-        before = sum(r.tax_amount_before_discounts for r in rows)
+        rows, tax, before = _line_rows(plan, line.quantity, gross, net)
         discounts = _discount_results(line, share, max(0, before - tax))
         results.append(LineResult(line.id, tax, before, rows, discounts, amount, net))
         total += tax
@@ -345,10 +343,12 @@ def _line_plan(
 
 def _line_rows(
     plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int
-) -> tuple[TaxRow, ...]:
-    """A line's rows: its plan (:func:`_line_plan`) applied to its amounts."""
+) -> tuple[tuple[TaxRow, ...], int, int]:
+    """A line's rows, its plan (:func:`_line_plan`) applied to its amounts, with their
+    tax and tax before discounts summed (the plan's finished rows carry none)."""
     rule, entries = plan
     rows: list[TaxRow] = []
+    total = total_before = 0
     for entry in entries:
         if type(entry) is TaxRow:
             rows.append(entry)
@@ -359,7 +359,9 @@ def _line_rows(
         before = _taxed(rule, j, gross, quantity)[2] if gross != net else tax
         rows.append(TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
                            before))
-    return tuple(rows)
+        total += tax
+        total_before += before
+    return tuple(rows), total, total_before
 
 
 def _no_tax_name(j: JurisdictionRate) -> str:
