@@ -9,6 +9,7 @@ from functools import lru_cache
 import iso4217
 
 from levy.domain.errors import ValidationFailed
+from levy.domain.memo import BoundedMemo
 
 _INT_RE = re.compile(r"-?[0-9]+\Z")
 _DEC_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?\Z")
@@ -68,7 +69,7 @@ def round_half_up(value: Decimal) -> int:
 
 
 # Decimal -> (numerator, denominator), exact; rates and percentages are few.
-_RATIOS: dict[Decimal, tuple[int, int]] = {}
+_RATIOS: BoundedMemo[Decimal, tuple[int, int]] = BoundedMemo(4096)
 
 
 def mul_round(amount: int, factor: Decimal) -> int:
@@ -86,9 +87,7 @@ def mul_round(amount: int, factor: Decimal) -> int:
     if ratio is None:
         if not factor.is_finite():
             raise ValueError(f"cannot multiply by {factor}")
-        ratio = factor.as_integer_ratio()
-        if len(_RATIOS) < 4096:
-            _RATIOS[factor] = ratio
+        ratio = _RATIOS.put(factor, factor.as_integer_ratio())
     n, d = ratio
     product = amount * n
     if product >= 0:

@@ -8,6 +8,7 @@ from decimal import Decimal
 from levy.app.calculate import calculate
 from levy.app.context import CallContext
 from levy.app.registry import handles
+from levy.domain.memo import BoundedMemo
 from levy.domain.tax.model import CalculationResult
 from levy.v1 import calculations_pb2 as pb
 
@@ -19,7 +20,7 @@ async def create_calculation(req: pb.CreateCalculationRequest, ctx: CallContext)
 
 
 # Rate -> its text: the rates in use are few (bounded anyway).
-_RATE_TEXT: dict[Decimal, str] = {}
+_RATE_TEXT: BoundedMemo[Decimal, str] = BoundedMemo(4096)
 
 
 def rate_string(rate: Decimal) -> str:
@@ -27,10 +28,7 @@ def rate_string(rate: Decimal) -> str:
     text = _RATE_TEXT.get(rate)
     if text is None:
         text = format(rate.normalize(), "f")
-        if text == "-0":
-            text = "0"
-        if len(_RATE_TEXT) < 4096:
-            _RATE_TEXT[rate] = text
+        text = _RATE_TEXT.put(rate, text if text != "-0" else "0")
     return text
 
 
