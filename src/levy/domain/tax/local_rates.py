@@ -1,0 +1,113 @@
+"""Imported local rates: the records every importer produces and the rate table
+resolves addresses from (issue 17). Plain frozen values, no I/O.
+
+An importer (``levy.rates.*``) turns an official or third-party file into
+:class:`LocalRecord` rows; the store keeps them per import; ``RateTable``
+indexes them and resolves an address in this order, first match wins:
+
+1. ``address``: a street-range record (SST ``a``) whose :class:`StreetRange`
+   matches the address ``line1`` (house number on the right side, street name,
+   directionals and suffix);
+2. ``zip4``: a ZIP+4 range record (SST ``4``) containing the 9-digit ZIP;
+3. ``city``: a record for the address ``city`` (and county where the data
+   carries one) among the ZIP's candidates, names normalised;
+4. ``zip5``: the ZIP's default candidate (``primary``, else the one covering
+   most addresses);
+5. ``state``: state-level tax alone, when there is no usable postal code.
+
+Between sources of one state, ``official_address`` beats ``official_zip``
+beats ``estimated`` (:data:`SOURCE_PRECEDENCE`); for one source kind, the
+newer import wins. Older imports' dated records are kept, so a past date
+resolves with the rates in force on that date.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Literal
+
+from levy.domain.periods import within
+from levy.domain.tax.model import JurisdictionType
+
+SourceKind = Literal["official_address", "official_zip", "estimated"]
+SOURCE_PRECEDENCE: dict[str, int] = {"official_address": 3, "official_zip": 2, "estimated": 1}
+
+ResolutionLevel = Literal["address", "zip4", "city", "zip5", "state"]
+RESOLUTION_LEVELS: tuple[str, ...] = ("address", "zip4", "city", "zip5", "state")
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """One local jurisdiction of a record with its general (intrastate) rate.
+
+    Never the state itself nor the state's statewide mandatory local portion
+    (CA 1.25%, ...): both come from the built-in state data, and an importer
+    whose source folds them into its figures takes them out."""
+
+    type: JurisdictionType  # "county" | "city" | "special"
+    name: str  # display name, e.g. "Los Angeles County"
+    rate: Decimal
+    code: str  # Levy jurisdiction code, e.g. "US-CO-CA-LOS_ANGELES_COUNTY" (see rates.py)
+    authority: str = ""  # the source's own identifier, e.g. SST "27-01-58000"
+
+
+@dataclass(frozen=True, slots=True)
+class StreetRange:
+    """An address range (SST ``a`` record); text fields normalised to upper
+    case without punctuation (``"N"``, ``"MAIN"``, ``"ST"``)."""
+
+    low: int
+    high: int
+    parity: Literal["odd", "even", "both"]
+    street: str
+    predir: str = ""
+    suffix: str = ""
+    postdir: str = ""
+
+    def covers(self, number: int) -> bool:
+        if not self.low <= number <= self.high:
+            return False
+        if self.parity == "both":
+            return True
+        return (number % 2 == 1) == (self.parity == "odd")
+
+
+@dataclass(frozen=True, slots=True)
+class LocalRecord:
+    """One candidate set of local jurisdictions for part of a state, from one source.
+
+    * ``zip5`` set, no ``plus4_*`` nor ``street``: a ZIP-level candidate;
+      several per ZIP are allowed (told apart by ``city``/``county``, one may be
+      ``primary``).
+    * ``plus4_low``/``plus4_high`` (4 digits each, inclusive, within ``zip5``):
+      a ZIP+4 range record.
+    * ``street``: an address-range record within ``zip5``.
+    * ``zip5`` None: a place-wide record (a city, or a county's unincorporated
+      area, as in California's CDTFA table) matched by the address city and
+      the ZIP's county; ``unincorporated`` marks the latter.
+    """
+
+    state: str  # "CA"
+    zip5: str | None
+    components: tuple[Component, ...]
+    effective_from: date
+    effective_to: date | None  # inclusive; None: open-ended
+    source: str  # file name the record came from
+    source_kind: SourceKind
+    city: str | None = None  # the place covered, as the source writes it
+    county: str | None = None  # county name as the source writes it
+    plus4_low: str | None = None
+    plus4_high: str | None = None
+    street: StreetRange | None = None
+    primary: bool = False
+    unincorporated: bool = False
+    line: int = 0
+
+    def covers(self, on: date) -> bool:
+        return within(on, self.effective_from, self.effective_to)
+
+    @property
+    def local_rate(self) -> Decimal:
+        return sum((c.rate for c in self.components), Decimal(0))
