@@ -80,7 +80,8 @@ class Txn:
         except grpc.RpcError:
             err = call_error(method, req, meta)
             assert err.errors, err
-            return int(err.errors[0]["status"]), {"errors": err.errors, "grpc_code": err.code}
+            return int(err.errors[0]["status"]), {"errors": err.errors, "grpc_code": err.code,
+                                                  "violations": err.violations}
 
     def create_raw(self, b: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
         if self.transport == "rest":

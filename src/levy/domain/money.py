@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
+from typing import Final
 
 import iso4217
 
@@ -14,6 +16,13 @@ from levy.domain.memo import BoundedMemo
 _INT_RE = re.compile(r"-?[0-9]+\Z")
 _DEC_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?\Z")
 _ONE = Decimal(1)
+
+#: The largest size of an amount Levy accepts or works out, in minor units (and of a
+#: quantity): the signed 64-bit range its amount columns hold (BIGINT on SQLite and
+#: PostgreSQL). Request amounts, a line's quantity x unit_price and the totals a
+#: transaction stores (its lines together, its tax) all stay within it, for
+#: calculations and transactions alike; past it is 422 at the field.
+MAX_AMOUNT: Final = 2**63 - 1
 
 
 @lru_cache(maxsize=256)
@@ -47,6 +56,8 @@ def parse_amount(text: object, pointer: str, *, allow_negative: bool = False) ->
     value = int(text)
     if value < 0 and not allow_negative:
         raise ValidationFailed("The amount must not be negative.", pointer=pointer, input=text)
+    if not -MAX_AMOUNT <= value <= MAX_AMOUNT:
+        raise out_of_range("The amount", value, pointer)
     return value
 
 
@@ -60,7 +71,31 @@ def parse_quantity(text: object, pointer: str) -> Decimal:
         raise ValidationFailed("The quantity must be a decimal number string.", pointer=pointer, input=text) from None
     if value < 0:
         raise ValidationFailed("The quantity must not be negative.", pointer=pointer, input=text)
+    if value > MAX_AMOUNT:
+        raise out_of_range("The quantity", value, pointer)
     return value
+
+
+def out_of_range(what: str, value: int | Decimal, pointer: str) -> ValidationFailed:
+    """422 for a number past :data:`MAX_AMOUNT` (``what`` names it: "The amount", ...)."""
+    return ValidationFailed(
+        f"{what} is {value}, past the largest Levy handles: {MAX_AMOUNT} (the signed 64-bit range amounts "
+        "are stored in), negative amounts likewise.",
+        pointer=pointer, input=str(value), type="less_than_equal",
+    )
+
+
+def range_errors(parts: Sequence[tuple[int, str, str]], what: str, pointer: str) -> list[ValidationFailed]:
+    """Amounts that together make one stored figure: each ``(value, what it is, its pointer)``
+    and the sum of their sizes (``what`` at ``pointer``) within :data:`MAX_AMOUNT`.
+
+    One pass when all is well (each size is at most the sum), which is every real request.
+    """
+    total = sum(abs(v) for v, _, _ in parts)
+    if total <= MAX_AMOUNT:
+        return []
+    errors = [out_of_range(name, v, ptr) for v, name, ptr in parts if abs(v) > MAX_AMOUNT]
+    return errors or [out_of_range(what, total, pointer)]
 
 
 def round_half_up(value: Decimal) -> int:

@@ -26,6 +26,8 @@ from typing import Final, Literal, TypeVar
 
 from levy.domain.customers import validate_source
 from levy.domain.errors import FailedPrecondition, LevyError, RequiredField, ValidationFailed
+from levy.domain.money import MAX_AMOUNT, mul_round, out_of_range, range_errors
+from levy.domain.tax.engine import line_amount_errors
 from levy.domain.transactions_collected import (
     LineSplit,
     TransactionLine,
@@ -213,10 +215,19 @@ def plan_lines(
     """Validate and split the lines of a transaction (4.7); raise every violation at once (422)."""
     errors: list[LevyError] = list(merged_customer_errors(lines, transaction_type))
     errors.extend(negative_credit_line_errors(lines, transaction_type))
+    # Collected-tax lines included: their amounts become the stored tax.
+    past_range = line_amount_errors([tl.line for tl in lines],
+                                      [mul_round(tl.line.unit_price, tl.line.quantity) for tl in lines])
+    errors.extend(past_range)
     try:
         split = split_lines(lines, source=source, transaction_type=transaction_type, has_parent=has_parent)
     except ValidationFailed as e:
         errors.append(e)
+    else:
+        if not past_range:  # marked lines less their discounts (a reduction when negative)
+            errors.extend(range_errors([(split.collected_amount or 0, "The collected-tax lines' total", "/line_items"),
+                                        (split.reduction, "The marked lines' negative net", "/line_items")],
+                                       "The collected-tax lines' total and negative net", "/line_items"))
     if errors:
         raise ValidationFailed.many(errors)
     addresses = tuple(tl.line.address for tl in lines if tl.is_sales_tax)
@@ -293,10 +304,18 @@ def _check_amount(value: int | None, pointer: str = "/tax_amount") -> None:
         )
 
 
+def _in_range(state: TaxState) -> TaxState:
+    """The tax stored (``tax_amount`` sent plus the collected-tax lines) stays within MAX_AMOUNT."""
+    total = (state.provided or 0) + (state.collected or 0)
+    if total > MAX_AMOUNT:
+        raise out_of_range("tax_amount plus the collected-tax lines", total, "/tax_amount")
+    return state
+
+
 def tax_on_create(*, calculated: int, tax_amount: int | None, split: LineSplit) -> TaxState:
     """Create: provided when ``tax_amount`` is sent or any collected-tax line exists (even of 0)."""
     _check_amount(tax_amount)
-    return TaxState(calculated, tax_amount, split.collected_amount, split.reduction)
+    return _in_range(TaxState(calculated, tax_amount, split.collected_amount, split.reduction))
 
 
 def tax_on_lines_update(
@@ -311,14 +330,14 @@ def tax_on_lines_update(
     """
     provided = previous.provided if isinstance(tax_amount, _Unset) else tax_amount
     _check_amount(provided)
-    return TaxState(calculated, provided, split.collected_amount, split.reduction)
+    return _in_range(TaxState(calculated, provided, split.collected_amount, split.reduction))
 
 
 def tax_on_amount_update(previous: TaxState, tax_amount: int | None) -> TaxState:
     """Update sending ``tax_amount`` without ``line_items``: replaces the previous provided
     amount; collected lines already counted stay counted. ``None`` (explicit null) clears it."""
     _check_amount(tax_amount)
-    return replace(previous, provided=tax_amount)
+    return _in_range(replace(previous, provided=tax_amount))
 
 
 # -- credits (4.6 workflows 3-5) ------------------------------------------------------------

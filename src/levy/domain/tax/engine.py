@@ -5,13 +5,13 @@ See docs/tax-engine.md for the method (amounts, discounts, rounding, rules).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.memo import BoundedMemo
-from levy.domain.money import allocate, currency_exponent, mul_round, round_half_up
+from levy.domain.money import MAX_AMOUNT, allocate, currency_exponent, mul_round, range_errors, round_half_up
 from levy.domain.tax.model import (
     CalculationInput,
     CalculationResult,
@@ -215,12 +215,13 @@ def calculate(
     on = _on(inp.transaction_date)
     more, resolutions = _validate(inp, rates, on)
     errors.extend(more)
+    amounts = [mul_round(line.unit_price, line.quantity) for line in inp.lines]
+    errors.extend(line_amount_errors(inp.lines, amounts))
     if errors:
         raise combine_errors(errors)
     registered = _registered_codes(registrations, on)
 
-    # Amounts, own discounts, and the transaction discount's allocation.
-    amounts = [mul_round(line.unit_price, line.quantity) for line in inp.lines]
+    # Own discounts, and the transaction discount's allocation.
     own = [sum(d.amount for d in line.discounts) + line.discount_amount for line in inp.lines]
     weights = [0 if line.is_sales_tax else max(0, a - o) for line, a, o in zip(inp.lines, amounts, own)]
     if inp.discount_amount and sum(weights):
@@ -257,6 +258,16 @@ def calculate(
         results.append(LineResult(line.id, tax, before, rows, discounts, amount, net))
         total += tax
     return CalculationResult(total, inp.currency, tuple(results))
+
+
+def line_amount_errors(lines: Sequence[LineInput], amounts: Sequence[int]) -> list[ValidationFailed]:
+    """Each line's amount (quantity x unit_price) and all of them together, by size, within
+    :data:`~levy.domain.money.MAX_AMOUNT` (422 at the line, or at ``/line_items`` for the sum)."""
+    if sum(map(abs, amounts)) <= MAX_AMOUNT:
+        return []
+    parts = [(a, f"The amount of line '{ln.id}' (quantity x unit_price)", ln.pointer or "/line_items")
+             for ln, a in zip(lines, amounts, strict=True)]
+    return range_errors(parts, "The line items' amounts together (quantity x unit_price, by size)", "/line_items")
 
 
 def _discount_results(line: LineInput, share: int, reduction: int) -> tuple[DiscountResult, ...]:
