@@ -33,6 +33,7 @@ from levy.domain.filing import (
 from levy.domain.ids import new_id
 from levy.domain.nexus import load_thresholds, measurement_windows, threshold_for
 from levy.domain.nexus_report import NexusStateReport, dated_sales_by_state, nexus_report
+from levy.domain.periods import check_report_date
 from levy.domain.transaction_records import TransactionRecord, to_filing
 from levy.domain.transactions import check_transition
 from levy.store import filings as store
@@ -245,7 +246,7 @@ def parse_date(value: str | None, parameter: str, *, default: date | None = None
         raise ValidationFailed(f"The query parameter '{parameter}' is required (YYYY-MM-DD).", parameter=parameter)
     try:
         if len(value) == 10:
-            return date.fromisoformat(value)
+            return check_report_date(date.fromisoformat(value), parameter=parameter)
     except ValueError:
         pass
     raise ValidationFailed(f"'{parameter}' must be a date in the form YYYY-MM-DD.", parameter=parameter, input=value)

@@ -15,6 +15,7 @@ from typing import Literal
 from levy.domain.errors import Conflict, FailedPrecondition, LevyError, ValidationFailed
 from levy.domain.jurisdictions import US_STATES
 from levy.domain.nexus import threshold_for
+from levy.domain.periods import check_report_date
 
 FilingStatus = Literal["prepared", "filed"]
 FILING_STATUSES: tuple[str, ...] = ("prepared", "filed")
@@ -71,7 +72,7 @@ def _parse_date(value: object, pointer: str) -> date:
     if isinstance(value, str):
         try:
             if len(value) == 10:
-                return date.fromisoformat(value)
+                return check_report_date(date.fromisoformat(value), pointer=pointer)
         except ValueError:
             pass
     raise ValidationFailed("Expected a date in the form YYYY-MM-DD.", pointer=pointer, input=value)

@@ -1,10 +1,33 @@
-"""Effective periods: the one rule for "is this date within that period"."""
+"""Effective periods: the one rule for "is this date within that period", and the
+dates that reports, returns and nexus studies take."""
 
 from __future__ import annotations
 
 from datetime import date
+from typing import Final
+
+from levy.domain.errors import ValidationFailed
+
+#: The dates a liability report, a return (filing) period and a nexus study take.
+#: A period's end is followed by the day after it, and a study looks back up to two
+#: years and forward to the next month: the range leaves room on both sides (past it,
+#: date arithmetic overflows). 1900: US sales taxes began in the 1930s.
+FIRST_DATE: Final = date(1900, 1, 1)
+LAST_DATE: Final = date(9998, 12, 31)
 
 
 def within(on: date, start: date | None, end: date | None) -> bool:
     """``on`` lies in the inclusive period [start, end]; a missing bound is open."""
     return (start is None or start <= on) and (end is None or on <= end)
+
+
+def check_report_date(on: date, *, pointer: str | None = None, parameter: str | None = None) -> date:
+    """``on`` within [FIRST_DATE, LAST_DATE], else 422 at ``pointer`` (body) or ``parameter`` (query)."""
+    if FIRST_DATE <= on <= LAST_DATE:
+        return on
+    name = parameter or (pointer or "").rsplit("/", 1)[-1]
+    raise ValidationFailed(
+        f"'{name}' is {on.isoformat()}: reports, returns and nexus studies take dates from "
+        f"{FIRST_DATE.isoformat()} to {LAST_DATE.isoformat()}.",
+        pointer=pointer, parameter=parameter, input=on.isoformat(),
+    )
