@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
@@ -22,7 +23,7 @@ from levy.app import metrics
 from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods, services
 from levy.config import Config
-from levy.domain.errors import LevyError, RequestTooLarge
+from levy.domain.errors import LevyError, RequestTooLarge, ValidationFailed
 from levy.domain.ids import new_ulid
 from levy.transport.errors import from_unexpected, to_rpc_status
 from levy.transport.peer import client_address
@@ -46,6 +47,32 @@ def _code(number: int) -> grpc.StatusCode:
         if c.value[0] == number:
             return c
     return grpc.StatusCode.UNKNOWN  # pragma: no cover
+
+
+class _Undecodable:
+    """A request whose bytes are not a valid message of the method's type (truncated,
+    a string field that is not UTF-8, ...): answered INVALID_ARGUMENT once the caller is
+    admitted, instead of grpc's UNKNOWN carrying the parser's internals."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def ByteSize(self) -> int:  # noqa: N802  (the message API the size check uses)
+        return self.size
+
+
+def _deserializer(cls: Any) -> Any:
+    parse = cls.FromString
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except DecodeError:
+            return _Undecodable(len(data))
+
+    return deserialize
 
 
 def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: ignore[no-untyped-def]
@@ -77,6 +104,13 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
                         f"The request is {size} bytes; the maximum is {limit} bytes. Split it into smaller requests."
                     )
                 peer = client_address(context.peer(), forwarded, trust_forwarded_for=config.trust_forwarded_for)
+                if isinstance(request, _Undecodable):
+                    await pipeline.admit(m, ctx, peer=peer)
+                    raise ValidationFailed(
+                        f"The request is not a valid {m.request_cls.DESCRIPTOR.full_name} message: its bytes "
+                        "cannot be decoded (truncated, or a string field that is not valid UTF-8).",
+                        type="json_invalid",
+                    )
                 response = await pipeline.invoke(m, request, ctx, peer=peer, deadline=context.time_remaining())
         except LevyError as e:
             err: LevyError = e
@@ -121,7 +155,7 @@ def generic_handlers(pipeline: Pipeline, config: Config) -> list[grpc.GenericRpc
     for m in methods():
         by_service.setdefault(m.service, {})[m.name] = grpc.unary_unary_rpc_method_handler(
             _make_behavior(pipeline, m, config),
-            request_deserializer=m.request_cls.FromString,
+            request_deserializer=_deserializer(m.request_cls),
             response_serializer=m.response_cls.SerializeToString,
         )
     return [grpc.method_handlers_generic_handler(name, hs) for name, hs in by_service.items()]
