@@ -10,6 +10,7 @@ on other replicas within the cache time.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from levy.domain.errors import PermissionDenied, Unauthenticated
@@ -20,6 +21,33 @@ from levy.app.services import AppServices
 
 _TOUCH_EVERY_S = 60.0
 _MAX_TOUCHED = 10_000
+_OWS = " \t"  # optional whitespace around an HTTP field value (RFC 9110 section 5.6.3)
+
+
+def presented_key(fields: Iterable[tuple[str, str]]) -> str | None:
+    """The API key a request presents: one rule for REST headers and gRPC metadata
+    (``fields``: lower-case names and their values, in order).
+
+    1. ``X-API-Key`` when it is sent; otherwise ``Authorization: Bearer <key>``
+       (the scheme in any case; another scheme presents no key).
+    2. Spaces and tabs around a value are not part of it (an HTTP field value
+       excludes them).
+    3. A field sent more than once is one value, its lines joined by ``", "``
+       (RFC 9110 section 5.3), which is never a well-formed key: 401.
+    """
+    api_keys: list[str] = []
+    authorizations: list[str] = []
+    for name, value in fields:
+        if name == "x-api-key":
+            api_keys.append(value.strip(_OWS))
+        elif name == "authorization":
+            authorizations.append(value.strip(_OWS))
+    if api_keys:
+        return ", ".join(api_keys)
+    auth = ", ".join(authorizations)
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip(_OWS)
+    return None
 
 
 class Authenticator:

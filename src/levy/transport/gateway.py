@@ -22,6 +22,7 @@ import orjson
 from google.protobuf import descriptor, message
 
 from levy.app import metrics
+from levy.app.auth import presented_key
 from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods
 from levy.config import Config
@@ -215,11 +216,7 @@ class Gateway:
                     ctx: Any) -> tuple[int, bytes, str]:
         m = route.method
         headers = _headers(scope)
-        ctx.api_key = headers.get("x-api-key")
-        if ctx.api_key is None:
-            auth = headers.get("authorization")
-            if auth and auth[:7].lower() == "bearer ":
-                ctx.api_key = auth[7:].strip()
+        ctx.api_key = presented_key((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"])
         ctx.service_version_header = headers.get("service-version")
         ctx.include_unregistered = headers.get("x-include-unregistered", "").strip().lower() == "true"
         ctx.idempotency_key = headers.get("idempotency-key")

@@ -20,6 +20,7 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from levy.app import metrics
+from levy.app.auth import presented_key
 from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods, services
 from levy.config import Config
@@ -82,13 +83,10 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
         started = time.perf_counter()
         ctx = pipeline.context(request_id="req_" + new_ulid(), transport="grpc")
         forwarded = None
-        for key, value in context.invocation_metadata() or ():
-            if key == "x-api-key":
-                ctx.api_key = value
-            elif key == "authorization":
-                if value[:7].lower() == "bearer ":
-                    ctx.api_key = value[7:].strip()
-            elif key == "service-version":
+        metadata = context.invocation_metadata() or ()
+        ctx.api_key = presented_key(metadata)
+        for key, value in metadata:
+            if key == "service-version":
                 ctx.service_version_header = value
             elif key == "x-include-unregistered":
                 ctx.include_unregistered = value.strip().lower() == "true"
