@@ -251,6 +251,16 @@ async def check_limits(conn: AsyncConnection, parent: TransactionRecord, credit:
                         credit.net_amount, credit.tax.filing_tax_amount)
 
 
+def at_sent_fields(err: LevyError, parent_pointer: str, *, lines_sent: bool, tax_sent: bool) -> LevyError:
+    """``err`` with its items about ``line_items`` or ``tax_amount`` the request did not send (a full
+    credit copies its parent's lines and their tax) pointing at the field naming the parent instead."""
+    unsent = {p for p, sent in (("/line_items", lines_sent), ("/tax_amount", tax_sent)) if not sent}
+    if not any(it.pointer in unsent for it in err.items):
+        return err
+    items = [replace(it, pointer=parent_pointer) if it.pointer in unsent else it for it in err.items]
+    return type(err)(err.detail, items=items)
+
+
 # -- create ----------------------------------------------------------------------------------
 
 
@@ -324,7 +334,10 @@ async def create(ctx: CallContext, msg: pb.Transaction) -> TransactionRecord:
                 registrations=computed.registered_codes(), created_at=now, updated_at=now,
             )
         if parent is not None:
-            await check_limits(conn, parent, rec)
+            try:
+                await check_limits(conn, parent, rec)
+            except LevyError as e:
+                raise at_sent_fields(e, pointer, lines_sent=kind != "full_credit", tax_sent=tax_amount is not None)
         existing = await store.insert_transaction(conn, rec)
         if existing is not None:
             raise _duplicate(reference_id, existing)
