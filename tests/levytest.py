@@ -22,12 +22,14 @@ class GrpcError:
     errors: list[dict[str, Any]]  # the JSON:API error objects carried in levy.v1.ErrorBody
     retry_after: int | None
     trailers: dict[str, str]
+    violation_reasons: list[str]  # BadRequest field violations' reason (the calculation shape's type), in order
 
 
 def grpc_error(e: grpc.RpcError) -> GrpcError:
     status = rpc_status.from_call(e)  # type: ignore[arg-type]
     reason = None
     violations: list[tuple[str, str]] = []
+    reasons: list[str] = []
     errors: list[dict[str, Any]] = []
     retry = None
     for d in status.details if status else []:
@@ -39,6 +41,7 @@ def grpc_error(e: grpc.RpcError) -> GrpcError:
             m2 = error_details_pb2.BadRequest()
             d.Unpack(m2)
             violations = [(v.field, v.description) for v in m2.field_violations]
+            reasons = [v.reason for v in m2.field_violations]
         elif d.Is(errors_pb2.ErrorBody.DESCRIPTOR):
             m3 = errors_pb2.ErrorBody()
             d.Unpack(m3)
@@ -48,7 +51,8 @@ def grpc_error(e: grpc.RpcError) -> GrpcError:
             d.Unpack(m4)
             retry = m4.retry_delay.seconds
     trailers = {k: v for k, v in (e.trailing_metadata() or ()) if isinstance(v, str)}  # type: ignore[attr-defined]
-    return GrpcError(e.code(), e.details(), reason, violations, errors, retry, trailers)  # type: ignore[attr-defined]
+    return GrpcError(e.code(), e.details(), reason, violations, errors, retry, trailers,  # type: ignore[attr-defined]
+                     reasons)
 
 
 def call_error(fn: Any, request: Any, metadata: list[tuple[str, str]] | None = None) -> GrpcError:

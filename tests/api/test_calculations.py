@@ -257,10 +257,10 @@ def calc_error(status_body: tuple[int, Any], transport: str) -> tuple[int, list[
         assert isinstance(out["detail"], list), out
         return status, out["detail"], out["detail"][0]["msg"]
     items = []
-    for e in out.errors:
-        ptr = e.get("source", {}).get("pointer")
+    # The calculation shape's type is each field violation's reason (the error objects have none).
+    for (ptr, msg), reason in zip(out.violations, out.violation_reasons, strict=True):
         loc = ["body"] + [int(p) if p.isdigit() else p for p in ptr.split("/")[1:]] if ptr else ["body"]
-        items.append({"type": e.get("type"), "loc": loc, "msg": e["detail"]})
+        items.append({"type": reason, "loc": loc, "msg": msg})
     assert out.reason == "validation_error"
     return status, items, out.message
 

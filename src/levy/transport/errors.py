@@ -16,11 +16,12 @@ from typing import Any
 
 import grpc
 import orjson
-from google.protobuf import any_pb2, duration_pb2, struct_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 import logging
 
+from levy.app.error_objects import error_object, item_json
 from levy.domain.errors import ErrorItem, InternalError, LevyError, RateLimited, Unavailable
 from levy.store.db import is_unavailable
 from levy.v1 import errors_pb2, options_pb2
@@ -50,22 +51,6 @@ def from_unexpected(exc: BaseException, ctx: Any, where: str) -> LevyError:
     return InternalError(f"An unexpected error occurred. Request id: {rid}.")
 
 
-def item_to_json(item: ErrorItem) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "status": str(item.status),
-        "code": item.code,
-        "title": item.title,
-        "detail": item.detail,
-    }
-    if item.pointer is not None or item.parameter is not None:
-        src: dict[str, Any] = {"pointer": item.pointer}
-        if item.parameter is not None:
-            src["parameter"] = item.parameter
-        out["source"] = src
-    out["meta"] = item.meta
-    return out
-
-
 def _loc(item: ErrorItem) -> list[Any]:
     if item.parameter is not None:
         return ["query", item.parameter] if item.parameter[0].islower() else ["header", item.parameter]
@@ -91,7 +76,7 @@ def http_body(err: LevyError, style: int) -> tuple[int, bytes, str]:
         if status == 429:
             return status, orjson.dumps({"detail": err.detail}), "application/json"
         return status, err.detail.encode("utf-8"), "text/plain; charset=utf-8"
-    body = {"errors": [item_to_json(it) for it in err.items]}
+    body = {"errors": [item_json(it) for it in err.items]}
     return status, orjson.dumps(body, default=str), "application/json"
 
 
@@ -110,7 +95,8 @@ def to_rpc_status(err: LevyError) -> status_pb2.Status:
     info = error_details_pb2.ErrorInfo(reason=first.code, domain=ERROR_DOMAIN, metadata={"http_status": str(first.status)})
     details.append(info)
     violations = [
-        error_details_pb2.BadRequest.FieldViolation(field=it.pointer or it.parameter or "", description=it.detail)
+        error_details_pb2.BadRequest.FieldViolation(field=it.pointer or it.parameter or "", description=it.detail,
+                                                    reason=it.type or "")
         for it in err.items
         if it.pointer is not None or it.parameter is not None
     ]
@@ -118,18 +104,7 @@ def to_rpc_status(err: LevyError) -> status_pb2.Status:
         details.append(error_details_pb2.BadRequest(field_violations=violations))
     if isinstance(err, RateLimited):
         details.append(error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=err.retry_after)))
-    body = errors_pb2.ErrorBody()
-    for it in err.items:
-        obj = body.errors.add(status=str(it.status), code=it.code, title=it.title, detail=it.detail, type=it.type or "")
-        if it.pointer is not None:
-            obj.source.pointer = it.pointer
-        if it.parameter is not None:
-            obj.source.parameter = it.parameter
-        if it.meta is not None:
-            s = struct_pb2.Struct()
-            s.update(orjson.loads(orjson.dumps(it.meta, default=str)))
-            obj.meta.CopyFrom(s)
-    details.append(body)
+    details.append(errors_pb2.ErrorBody(errors=[error_object(it) for it in err.items]))
     packed = []
     for d in details:
         a = any_pb2.Any()

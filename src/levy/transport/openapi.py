@@ -53,6 +53,7 @@ Schema = dict[str, Any]
 _VAR = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _TIMESTAMP = "google.protobuf.Timestamp"
 _STRUCT = "google.protobuf.Struct"
+_ERROR_OBJECT = "levy.v1.ErrorObject"
 _EMPTY = "google.protobuf.Empty"
 _HTTP_BODY = "google.api.HttpBody"
 
@@ -156,6 +157,8 @@ class _Builder:
                 return {"type": "string", "format": "date-time"}
             if full == _STRUCT:
                 return {"type": "object"}
+            if full == _ERROR_OBJECT:  # rendered in the spec's shape (levy.app.error_objects)
+                return {"$ref": "#/components/schemas/JsonApiError"}
             return self.output_ref(f.message_type)
         return _scalar(f)
 

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14levy/v1/errors.proto\x12\x07levy.v1\x1a\x1cgoogle/protobuf/struct.proto\"U\n\x0b\x45rrorSource\x12\x14\n\x07pointer\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x16\n\tparameter\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\n\n\x08_pointerB\x0c\n\n_parameter\"\xa5\x01\n\x0b\x45rrorObject\x12\x0e\n\x06status\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\x12$\n\x06source\x18\x05 \x01(\x0b\x32\x14.levy.v1.ErrorSource\x12%\n\x04meta\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04type\x18\x07 \x01(\t\"1\n\tErrorBody\x12$\n\x06\x65rrors\x18\x01 \x03(\x0b\x32\x14.levy.v1.ErrorObjectb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14levy/v1/errors.proto\x12\x07levy.v1\x1a\x1cgoogle/protobuf/struct.proto\"U\n\x0b\x45rrorSource\x12\x14\n\x07pointer\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\x16\n\tparameter\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\n\n\x08_pointerB\x0c\n\n_parameter\"\xa3\x01\n\x0b\x45rrorObject\x12\x0e\n\x06status\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\x12$\n\x06source\x18\x05 \x01(\x0b\x32\x14.levy.v1.ErrorSource\x12%\n\x04meta\x18\x06 \x01(\x0b\x32\x17.google.protobuf.StructJ\x04\x08\x07\x10\x08R\x04type\"1\n\tErrorBody\x12$\n\x06\x65rrors\x18\x01 \x03(\x0b\x32\x14.levy.v1.ErrorObjectb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,7 +35,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ERRORSOURCE']._serialized_start=63
   _globals['_ERRORSOURCE']._serialized_end=148
   _globals['_ERROROBJECT']._serialized_start=151
-  _globals['_ERROROBJECT']._serialized_end=316
-  _globals['_ERRORBODY']._serialized_start=318
-  _globals['_ERRORBODY']._serialized_end=367
+  _globals['_ERROROBJECT']._serialized_end=314
+  _globals['_ERRORBODY']._serialized_start=316
+  _globals['_ERRORBODY']._serialized_end=365
 # @@protoc_insertion_point(module_scope)

@@ -21,7 +21,10 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class ErrorSource(_message.Message):
-    """Where an error points in the request (JSON:API `source`)."""
+    """Where an error points in the request (JSON:API `source`). In JSON, `pointer`
+    is always present (null when the error is about a query parameter or
+    header) and `parameter` only when set.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -54,7 +57,10 @@ Global___ErrorSource: _TypeAlias = ErrorSource  # noqa: Y015
 
 @_typing.final
 class ErrorObject(_message.Message):
-    """One error object of the spec's JSON:API error body (section 7.1)."""
+    """One error object of the spec's JSON:API error body (section 7.1). In JSON,
+    exactly the spec's shape: `source` only when the error points somewhere,
+    `meta` an object or null.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -64,7 +70,6 @@ class ErrorObject(_message.Message):
     DETAIL_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
     META_FIELD_NUMBER: _builtins.int
-    TYPE_FIELD_NUMBER: _builtins.int
     status: _builtins.str
     """HTTP status as text, for example "422"."""
     code: _builtins.str
@@ -73,8 +78,6 @@ class ErrorObject(_message.Message):
     """Short summary, for example "Validation Error"."""
     detail: _builtins.str
     """Human-readable explanation of this occurrence."""
-    type: _builtins.str
-    """Short machine type used by the calculation error shape (`type` of 7.2)."""
     @_builtins.property
     def source(self) -> Global___ErrorSource:
         """Where the error points in the request, if anywhere."""
@@ -92,11 +95,10 @@ class ErrorObject(_message.Message):
         detail: _builtins.str = ...,
         source: Global___ErrorSource | None = ...,
         meta: _struct_pb2.Struct | None = ...,
-        type: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["meta", b"meta", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "detail", b"detail", "meta", b"meta", "source", b"source", "status", b"status", "title", b"title", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "detail", b"detail", "meta", b"meta", "source", b"source", "status", b"status", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

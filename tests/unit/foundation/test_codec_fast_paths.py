@@ -11,6 +11,7 @@ from google.protobuf import descriptor, json_format
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from levy.app import error_objects
 from levy.app.registry import field_policy, methods
 from levy.server import load_handlers
 from levy.transport import codec
@@ -96,6 +97,8 @@ def _walk_value(v: Any, special: str) -> Any:
         return codec.format_timestamp(v)
     if special == "google.protobuf.Struct":
         return json_format.MessageToDict(v)
+    if special == "levy.v1.ErrorObject":  # the spec's shape (tests/unit/foundation/test_error_objects.py)
+        return error_objects.message_json(v)
     return _walk_to_json(v)
 
 

@@ -12,17 +12,17 @@ from datetime import date, datetime, timezone
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from google.protobuf import message, struct_pb2
+from google.protobuf import message
 
 from levy.app import customers as uc
 from levy.app.context import CallContext
+from levy.app.error_objects import error_object
 from levy.app.registry import handles
 from levy.domain.customers import BatchItem, CustomerRecord, validate_customer_fields
-from levy.domain.errors import ErrorItem, RequiredField, ValidationFailed
+from levy.domain.errors import RequiredField, ValidationFailed
 from levy.domain.exemptions import Certificate, covering_certificates, jurisdiction_name
 from levy.domain.pagination import page_request
 from levy.v1 import customers_pb2 as pb
-from levy.v1 import errors_pb2
 from levy.v1 import organization_pb2 as opb
 from google.protobuf import empty_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -166,19 +166,6 @@ def certificate_pb(c: Certificate) -> opb.ExemptionCertificate:
     return out
 
 
-def error_pb(item: ErrorItem) -> errors_pb2.ErrorObject:
-    out = errors_pb2.ErrorObject(
-        status=str(item.status), code=item.code, title=item.title, detail=item.detail, type=item.type or ""
-    )
-    if item.pointer is not None:
-        out.source.pointer = item.pointer
-    if item.meta is not None:
-        s = struct_pb2.Struct()
-        s.update(item.meta)
-        out.meta.CopyFrom(s)
-    return out
-
-
 async def _write(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """Run a use case in one write unit of work of the caller's organization."""
     async with ctx.services.uow(write=True) as conn:
@@ -255,7 +242,7 @@ async def batch_upsert(req: pb.BatchUpsertCustomersRequest, ctx: CallContext) ->
         if it.status in ("created", "updated", "stale"):
             fill_customer(out.customer, stored[it.customer_id])  # type: ignore[index]
         elif it.status == "failed":
-            out.errors.extend(error_pb(e) for e in it.errors)
+            out.errors.extend(error_object(e) for e in it.errors)
     resp.summary.CopyFrom(pb.BatchSummary(**counts))
     return resp
 
