@@ -52,6 +52,7 @@ async def _customer(url: str, org: str) -> str:
 
 def test_certificates_commands(fresh_database_url: str) -> None:
     url = fresh_database_url
+    assert levy("migrate", "--database-url", url).returncode == 0  # no command but migrate creates a database
     org = levy("organizations", "create", "--name", "cli", "--database-url", url).stdout.strip()
     other = levy("organizations", "create", "--name", "other", "--database-url", url).stdout.strip()
     cid = asyncio.run(_customer(url, org))

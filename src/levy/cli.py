@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -23,7 +25,8 @@ def _add_db(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--database-url",
         metavar="URL",
-        help="SQLAlchemy async database URL (env LEVY_DATABASE_URL; default sqlite+aiosqlite:///./levy.db). "
+        help="SQLAlchemy async database URL (env LEVY_DATABASE_URL; default sqlite+aiosqlite:///./levy.db, "
+        "in the working directory; only migrate and serve create a database that does not exist). "
         "PostgreSQL: postgresql+asyncpg://user@host:5432/db",
     )
 
@@ -131,11 +134,21 @@ async def _serve(args: argparse.Namespace) -> int:  # pragma: no cover - main() 
 
 
 async def with_store(args: argparse.Namespace, fn: Callable[[Any], Awaitable[int]], *, write: bool = True) -> int:
-    """Run ``fn(conn)`` in one transaction on a migrated database."""
+    """Run ``fn(conn)`` in one transaction on a migrated database.
+
+    Every command but ``migrate`` and ``serve`` comes here, and none of them creates a
+    database: a SQLite file that does not exist is refused (exit 2), so that a command
+    run from another directory does not quietly start an empty ``./levy.db``."""
     from levy.app.services import AppServices
     from levy.store import migrate
+    from levy.store.db import missing_sqlite_file
 
-    services = AppServices.create(config_from(args))
+    config = config_from(args)
+    missing = missing_sqlite_file(config.database_url)
+    if missing is not None:
+        print(f"levy: no Levy database at {missing}; run levy migrate or pass --database-url", file=sys.stderr)
+        return 2
+    services = AppServices.create(config)
     try:
         await migrate.upgrade(services.engine)
         async with services.uow(write=write) as conn:
@@ -262,7 +275,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"levy: {e}", file=sys.stderr)
                 return 2
             return run(config)
-        return asyncio.run(args.func(args))
+        status = asyncio.run(args.func(args))
+        sys.stdout.flush()  # here, where a closed pipe is caught, rather than at exit
+        return status
+    except BrokenPipeError:
+        # The reader stopped early (`levy rates list | head -5`): exit quietly, as a command
+        # killed by SIGPIPE does, with nothing left for Python to flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt:  # pragma: no cover
         return 130
 

@@ -94,6 +94,7 @@ def test_cli_registrations(server: LevyServer, tenant: Tenant, other_tenant: Ten
 
 def test_cli_organization_defaults_to_the_only_one(fresh_database_url: str) -> None:
     url = ["--database-url", fresh_database_url]
+    assert levy("migrate", *url).returncode == 0  # no command but migrate creates a database
     r = levy("settings", "show", *url)
     assert r.returncode == 2 and "levy organizations create" in r.stderr
     org_id = levy("organizations", "create", "--name", "Only", *url).stdout.strip()

@@ -21,6 +21,7 @@ import errno
 import socket
 import sqlite3
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
@@ -35,6 +36,18 @@ DEFAULT_CONNECT_TIMEOUT_S = 5.0
 
 def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
+
+
+def missing_sqlite_file(url: str) -> Path | None:
+    """The absolute path of the SQLite file ``url`` names when that file does not exist
+    (connecting would create an empty database there); None otherwise (it exists, an
+    in-memory or ``file:`` URI database, or not SQLite: PostgreSQL never creates one)."""
+    u = make_url(url)
+    name = u.database
+    if u.get_backend_name() != "sqlite" or not name or name == ":memory:" or name.startswith("file:"):
+        return None
+    path = Path(name).resolve()
+    return None if path.exists() else path
 
 
 def create_engine(
