@@ -41,3 +41,17 @@ def test_every_rpc_has_an_http_rule_and_a_unique_route() -> None:
         key = (m.http_method, m.http_path)
         assert key not in seen, key
         seen.add(key)
+
+
+def test_api_md_lists_every_success_status_but_200() -> None:
+    """docs/api.md's table of success statuses is the protos' (issue 16: it said every create answers
+    201 while POST /transactions answers 200)."""
+    import re
+
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    table = text.split("Success statuses other than 200", 1)[1].split("\n\n", 2)[1]
+    documented = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\| `([A-Z]+ [^`]+)` \| (\d{3})", table, re.M)}
+    expected = {f"{m.http_method} {m.http_path}": m.success_status for m in methods() if m.success_status != 200}
+    assert documented == expected
+    create_transaction = next(m for m in methods() if m.name == "CreateTransaction")
+    assert create_transaction.success_status == 200 and "`POST /transactions` creates a transaction and answers **200**" in text
