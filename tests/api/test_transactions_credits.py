@@ -170,3 +170,16 @@ def test_credit_line_reverses_its_sale_line(tx: Txn) -> None:
     rows = out["line_items"][0]["taxes"]
     assert [(r["jurisdiction_name"], r["tax_amount"]) for r in rows] == [("Texas", "63")]  # 62.5 -> 63
     assert out["tax_amount"] == "63"
+
+
+def test_credit_line_must_name_a_line_of_its_sale(tx: Txn, admin_http: httpx.Client) -> None:
+    # A CA sale credited by a TX line 'z' would put -1000 / -63 on Texas, which the sale never charged.
+    sale = finalized_sale(tx)
+    errs = error_of(tx.create_raw(partial_credit(sale["id"], line("a", 500, "CA"), line("z", 1000, "TX"))))
+    assert len(errs) == 1 and errs[0]["source"]["pointer"] == "/line_items/1/id"
+    assert errs[0]["meta"] == {"line_id": "z", "parent_line_ids": ["a"]}
+    assert "line 'z' (line_items[1])" in errs[0]["detail"] and sale["id"] in errs[0]["detail"]
+    # Only the sale counts: the state total adds its jurisdictions' gross (state and local, 10000 each).
+    assert state_totals(admin_http) == {"US-ST-CA": ("20000", "725")}
+    # Without a parent, such a line is a credit of its own.
+    assert tx.create(body(line("z", 1000, "TX"), type="credit", status="finalized"))["tax_amount"] == "63"

@@ -17,9 +17,11 @@ tax), all in the sale's currency. It holds after every operation:
 
 Amounts are net amounts (``taxable_amount``: after the line's own discounts and
 its share of the transaction discount); tax is the filing tax in total and the
-line's tax per line. Credit lines whose ``id`` names no line of the sale count
-in the totals only. Pure: the wiring (``levy.app.transactions``) reads the sale
-and its credits locked in the same database transaction as the write.
+line's tax per line. Each goods line of a credit against a sale names a line of
+that sale by its ``id`` (a credit line naming none is refused), so what a credit
+reverses is always in the sale's jurisdictions. Pure: the wiring
+(``levy.app.transactions``) reads the sale and its credits locked in the same
+database transaction as the write.
 """
 
 from __future__ import annotations
@@ -150,7 +152,8 @@ def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], 
     In order: the currency must be the sale's (``/currency``); the totals (detail and
     ``meta`` state ``remaining_amount`` and ``remaining_tax``; pointer ``lines_pointer``
     for the amount, ``/tax_amount`` for the tax); then each line naming a line of the sale
-    (pointer ``/line_items/N``, ``meta`` with the line's id and what remains of it).
+    (pointer ``/line_items/N``, ``meta`` with the line's id and what remains of it; a line
+    naming no line of the sale: pointer ``/line_items/N/id``).
     """
     if credit.currency != sale.currency:
         raise ValidationFailed(
@@ -176,6 +179,13 @@ def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], 
     for index, ln in enumerate(credit.lines):
         left = per_line.get(ln.id)
         if left is None:
+            errors.append(ValidationFailed(
+                f"line '{ln.id}' (line_items[{index}]) names no line of the parent {sale.id} (its lines: "
+                f"{', '.join(repr(i) for i in per_line) or 'none'}): a credit against a sale reverses its lines, "
+                "each named by the sale line's id",
+                pointer=f"/line_items/{index}/id",
+                meta={"line_id": ln.id, "parent_line_ids": list(per_line)},
+            ))
             continue
         r = ln.result
         if r.taxable_amount > left.amount or r.tax_amount > left.tax:

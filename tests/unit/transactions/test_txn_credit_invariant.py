@@ -105,9 +105,14 @@ def test_credit_line_keeps_its_own_amounts_and_takes_the_sale_rows():
     assert (c.amount, c.taxable_amount, c.tax_amount) == (4000, 4000, 390)
 
 
-def test_lines_naming_no_sale_line_keep_the_engine_tax():
-    c = credit_against(sale(), [], credit("txn_c", result("z", 500, row("US-ST-TX", "0.0625", 500, 31))))
-    assert c.lines[0].result.tax_amount == 31 and c.tax.calculated == 31
+def test_a_credit_line_naming_no_sale_line_is_refused():
+    c = credit_against(sale(), [], credit("txn_c", la("a", 100), result("z", 500, row("US-ST-TX", "0.0625", 500, 31))))
+    assert c.lines[1].result.tax_amount == 31  # left as the engine taxed it, and refused:
+    with pytest.raises(ValidationFailed) as ei:
+        check_credit(sale(), [], c)
+    item = ei.value.first
+    assert item.pointer == "/line_items/1/id" and "line 'z' (line_items[1])" in item.detail
+    assert item.meta == {"line_id": "z", "parent_line_ids": ["a"]}
 
 
 @settings(max_examples=300, deadline=None)
