@@ -1,9 +1,10 @@
 """Credits against a sale (spec 4.6 workflows 3-5; issue 16): the one place of the credit rule.
 
 The invariant: for every sale, its credits that are not void never exceed what it
-charged, **in total** (net amount of its goods lines, filing tax) and **per line**
-(a credit line reverses the sale's line of the same ``id``: its net amount and
-tax), all in the sale's currency. It holds after every operation:
+charged, **in total** (net amount of its goods lines, filing tax), **per line** (a
+credit line reverses the sale's line of the same ``id``: its net amount and tax)
+and **per state** (the filing tax as returns place it), all in the sale's
+currency. It holds after every operation:
 
 - a credit is created or changed only within what remains (:func:`check_credit`,
   422 ``validation_error``; another currency than its sale's is 422 at ``/currency``);
@@ -30,9 +31,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from levy.domain.errors import FailedPrecondition, LevyError, ValidationFailed
+from levy.domain.filing import distribute_filing_tax, state_of
 from levy.domain.money import share_half_up
 from levy.domain.tax.model import LineResult
-from levy.domain.transaction_records import StoredLine, TransactionRecord
+from levy.domain.transaction_records import StoredLine, TransactionRecord, to_filing
 
 #: Statuses in which a sale stands behind its credits.
 CREDITABLE = ("finalized", "filed")
@@ -72,6 +74,29 @@ def remaining(sale: TransactionRecord, credits: Iterable[TransactionRecord]) -> 
         per_line[ln.id] = Left(ln.result.taxable_amount - sum(r.taxable_amount for r in done),
                                ln.result.tax_amount - sum(r.tax_amount for r in done))
     return total, per_line
+
+
+def filing_tax_by_state(rec: TransactionRecord) -> dict[str, int]:
+    """``rec``'s filing tax per state as returns place it (:func:`levy.domain.filing.distribute_filing_tax`);
+    nothing for a transaction held off returns or whose tax has no state row to go to."""
+    txn = to_filing(rec)
+    placed = distribute_filing_tax(txn) if txn.held_off_reason is None else None
+    out: dict[str, int] = {}
+    for code, amount in (placed or {}).items():
+        state = state_of(code)
+        if state is not None:
+            out[state] = out.get(state, 0) + amount
+    return out
+
+
+def tax_left_by_state(sale: TransactionRecord, credits: Iterable[TransactionRecord]) -> dict[str, int]:
+    """Per state, the sale's filing tax there less its credits' (a provided tax is placed in
+    proportion to each transaction's own rows, so a credit's can land unevenly across states)."""
+    left = filing_tax_by_state(sale)
+    for credit in credits:
+        for state, amount in filing_tax_by_state(credit).items():
+            left[state] = left.get(state, 0) - amount
+    return left
 
 
 # -- the remaining-tax rule -------------------------------------------------------------------
@@ -151,9 +176,10 @@ def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], 
 
     In order: the currency must be the sale's (``/currency``); the totals (detail and
     ``meta`` state ``remaining_amount`` and ``remaining_tax``; pointer ``lines_pointer``
-    for the amount, ``/tax_amount`` for the tax); then each line naming a line of the sale
+    for the amount, ``/tax_amount`` for the tax); each line naming a line of the sale
     (pointer ``/line_items/N``, ``meta`` with the line's id and what remains of it; a line
-    naming no line of the sale: pointer ``/line_items/N/id``).
+    naming no line of the sale: pointer ``/line_items/N/id``); then the filing tax per state
+    (``/tax_amount``, ``meta.remaining_tax_by_state``).
     """
     if credit.currency != sale.currency:
         raise ValidationFailed(
@@ -161,6 +187,7 @@ def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], 
             f"its sale's currency (send currency '{sale.currency}')",
             pointer="/currency", meta={"parent_currency": sale.currency},
         )
+    earlier = list(earlier)
     total, per_line = remaining(sale, earlier)
     this_amount, this_tax = credit.net_amount, credit.tax.filing_tax_amount
     problems = []
@@ -199,6 +226,17 @@ def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], 
         per_line[ln.id] = Left(left.amount - r.taxable_amount, left.tax - r.tax_amount)
     if errors:
         raise ValidationFailed.many(errors)
+    over = {st: -left for st, left in tax_left_by_state(sale, [*earlier, credit]).items() if left < 0}
+    if over:
+        before = tax_left_by_state(sale, earlier)
+        states = sorted(over)
+        raise ValidationFailed(
+            "the credit's tax exceeds what the parent charged in "
+            + ", ".join(f"{st} (by {over[st]}; {max(0, before.get(st, 0))} left there)" for st in states)
+            + ": a provided tax_amount is placed on returns in proportion to the credit's own lines",
+            pointer="/tax_amount",
+            meta={"remaining_tax_by_state": {st: max(0, before.get(st, 0)) for st in states}},
+        )
 
 
 def check_sale_change(sale: TransactionRecord, credits: Sequence[TransactionRecord], *, pointer: str) -> None:
@@ -239,6 +277,10 @@ def check_sale_change(sale: TransactionRecord, credits: Sequence[TransactionReco
     problems.extend(
         f"line '{line_id}' is below what is credited of it" for line_id, left in per_line.items()
         if left.amount < 0 or left.tax < 0
+    )
+    problems.extend(
+        f"its tax in {state} is below what is credited there by {-left}"
+        for state, left in sorted(tax_left_by_state(sale, credits).items()) if left < 0
     )
     if problems:
         raise FailedPrecondition(

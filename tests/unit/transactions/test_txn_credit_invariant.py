@@ -3,6 +3,7 @@ of levy.domain.transactions_credits, without a database. Figures worked by hand 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -38,7 +39,7 @@ def result(id: str, amount: int, *rows: TaxRow) -> LineResult:
 def la(id: str = "a", amount: int = 10000) -> LineResult:
     """Los Angeles, 9.75% as California 6% + a district 3.75%: 10000 -> 600 + 375 = 975."""
     return result(id, amount, row("US-ST-CA", "0.06", amount, amount * 6 // 100),
-                  row("US-CA-LA", "0.0375", amount, amount * 375 // 10000))
+                  row("US-SP-CA-LA", "0.0375", amount, amount * 375 // 10000))
 
 
 def record(id: str, type: str, *lines: LineResult, status: str = "finalized", currency: str = "USD",
@@ -62,7 +63,7 @@ def credit(id: str, *lines: LineResult, **kw: object) -> TransactionRecord:
 def engine_line(id: str, amount: int) -> LineResult:
     """A credit line as the engine taxes it at the same address: 9.75% per row, each rounded half up."""
     return result(id, amount, row("US-ST-CA", "0.06", amount, (amount * 6 * 2 + 100) // 200),
-                  row("US-CA-LA", "0.0375", amount, (amount * 375 * 2 + 10000) // 20000))
+                  row("US-SP-CA-LA", "0.0375", amount, (amount * 375 * 2 + 10000) // 20000))
 
 
 # -- the remaining-tax rule -----------------------------------------------------------------------
@@ -101,7 +102,7 @@ def test_credit_line_keeps_its_own_amounts_and_takes_the_sale_rows():
     # 4000 of 10000: 600 x 0.4 = 240, 375 x 0.4 = 150.
     c = credit_line(la(), [], result("a", 4000, row("US-ST-TX", "0.0625", 4000, 250)))
     assert [(r.jurisdiction_code, r.tax_amount, r.taxable_base) for r in c.taxes] == [
-        ("US-ST-CA", 240, 4000), ("US-CA-LA", 150, 4000)]
+        ("US-ST-CA", 240, 4000), ("US-SP-CA-LA", 150, 4000)]
     assert (c.amount, c.taxable_amount, c.tax_amount) == (4000, 4000, 390)
 
 
@@ -227,3 +228,35 @@ def test_remaining_counts_per_line_and_in_total():
     assert (total.amount, total.tax) == (7900, 771)
     assert (per_line["a"].amount, per_line["a"].tax) == (6000, 585)
     assert (per_line["b"].amount, per_line["b"].tax) == (2000, 195)
+
+
+# -- per state: a provided tax is placed in proportion to each transaction's own rows -------------
+
+
+def two_states(provided: int | None) -> TransactionRecord:
+    """Line a in Los Angeles (10000: 600 + 125) and line b in Texas (2000 x 6.25% = 125)."""
+    return sale(result("a", 10000, row("US-ST-CA", "0.06", 10000, 600), row("US-SP-CA-LA", "0.0125", 10000, 125)),
+                result("b", 2000, row("US-ST-TX", "0.0625", 2000, 125)), provided=provided)
+
+
+def test_credit_tax_per_state_within_what_the_sale_placed_there():
+    # Provided 100 over the calculated 600 / 125 / 125 (850): 70.59, 14.71, 14.71 -> floors 70, 14, 14
+    # and the 2 left to the largest remainders (LA, then TX): CA 70 + 15 = 85, TX 15.
+    s = two_states(100)
+    c = credit_against(s, [], credit("txn_c", result("b", 500)))
+    assert c.tax.filing_tax_amount == 31  # 125 x 500/2000 = 31.25 -> 31: within the 100 in total,
+    with pytest.raises(ValidationFailed) as ei:  # but Texas only got 15.
+        check_credit(s, [], c)
+    item = ei.value.first
+    assert item.pointer == "/tax_amount" and "TX (by 16; 15 left there)" in item.detail
+    assert item.meta == {"remaining_tax_by_state": {"TX": 15}}
+    check_credit(s, [], replace(c, tax=replace(c.tax, provided=15)))
+
+
+def test_sale_tax_per_state_cannot_go_below_its_credits():
+    credits = [credit_against(two_states(None), [], credit("txn_1", result("b", 500)))]  # TX 31
+    check_sale_change(two_states(None), credits, pointer="/tax_amount")
+    # Provided 200: 141.18, 29.41, 29.41 -> 141, 29, 29 and the 1 left to LA: TX 29 < 31, total 200 >= 31.
+    with pytest.raises(FailedPrecondition) as ei:
+        check_sale_change(two_states(200), credits, pointer="/tax_amount")
+    assert "its tax in TX is below what is credited there by 2" in ei.value.first.detail
