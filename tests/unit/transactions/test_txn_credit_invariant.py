@@ -180,7 +180,8 @@ def test_credit_over_one_line_is_refused_even_within_the_total():
     earlier = [credit("txn_1", result("a", 3000, row("US-ST-CA", "0.06", 3000, 180)))]
     # 2500 more of line a: total 5500 of 10000 is fine, line a only has 2000 and 120 left.
     with pytest.raises(ValidationFailed) as ei:
-        check_credit(s, earlier, credit("txn_c", result("b", 100), result("a", 2500, row("US-ST-CA", "0.06", 2500, 150))))
+        more_of_a = result("a", 2500, row("US-ST-CA", "0.06", 2500, 150))
+        check_credit(s, earlier, credit("txn_c", result("b", 100), more_of_a))
     item = ei.value.first
     assert item.pointer == "/line_items/1" and "line 'a'" in item.detail
     assert item.meta == {"line_id": "a", "remaining_amount": 2000, "remaining_tax": 120}
@@ -210,6 +211,12 @@ def test_sale_tax_cannot_go_below_what_is_credited():
     item = ei.value.first
     assert item.pointer == "/tax_amount" and "tax 389 is below the 390 credited" in item.detail
     assert "txn_1" in item.detail and item.meta["credit_transaction_ids"] == ["txn_1"]
+
+
+def test_sale_currency_cannot_leave_its_credits():
+    with pytest.raises(FailedPrecondition) as ei:
+        check_sale_change(sale(currency="JPY"), [credit("txn_1", la("a", 100))], pointer="/line_items")
+    assert ei.value.first.pointer == "/currency" and "USD" in ei.value.first.detail
 
 
 def test_sale_lines_cannot_go_below_what_is_credited():
