@@ -32,8 +32,8 @@ from dataclasses import dataclass, replace
 
 from levy.domain.errors import FailedPrecondition, LevyError, ValidationFailed
 from levy.domain.filing import distribute_filing_tax, state_of
-from levy.domain.money import share_half_up
-from levy.domain.tax.model import LineResult
+from levy.domain.money import allocate, share_half_up
+from levy.domain.tax.model import DiscountResult, LineResult
 from levy.domain.transaction_records import StoredLine, TransactionRecord, to_filing
 
 #: Statuses in which a sale stands behind its credits.
@@ -115,7 +115,8 @@ def credit_line(sale_line: LineResult, earlier: Sequence[LineResult], line: Line
     - otherwise the share ``figure x credit amount / line amount``, ROUND_HALF_UP, never
       more than what remains of the row.
 
-    The credit line keeps its own amounts (``amount``, ``taxable_amount``) and discounts.
+    The credit line keeps its own amounts (``amount``, ``taxable_amount``) and discounts, whose
+    tax reductions are its tax before discounts less its tax, spread over them by amount.
     A sale line of net amount 0 is completed by any credit of it.
     """
     whole = sale_line.taxable_amount
@@ -141,9 +142,18 @@ def credit_line(sale_line: LineResult, earlier: Sequence[LineResult], line: Line
             r, tax_amount=share(r.tax_amount, tax_done), taxable_base=share(r.taxable_base, base_done),
             tax_amount_before_discounts=share(r.tax_amount_before_discounts, before_done),
         ))
-    return replace(line, tax_amount=sum(r.tax_amount for r in rows),
-                   tax_amount_before_discounts=sum(r.tax_amount_before_discounts for r in rows),
-                   taxes=tuple(rows))
+    tax = sum(r.tax_amount for r in rows)
+    before = sum(r.tax_amount_before_discounts for r in rows)
+    return replace(line, tax_amount=tax, tax_amount_before_discounts=before, taxes=tuple(rows),
+                   discounts=_reductions(line.discounts, max(0, before - tax)))
+
+
+def _reductions(discounts: tuple[DiscountResult, ...], reduction: int) -> tuple[DiscountResult, ...]:
+    """The credit line's own discounts with ``reduction`` (tax before discounts less tax) spread over
+    them by amount, as the engine spreads a line's (largest remainder)."""
+    weights = [max(0, d.amount) for d in discounts]
+    parts = allocate(reduction, weights) if reduction and sum(weights) else [0] * len(discounts)
+    return tuple(replace(d, tax_amount_reduction=p) for d, p in zip(discounts, parts, strict=True))
 
 
 def credit_against(sale: TransactionRecord, earlier: Iterable[TransactionRecord],

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from levy.domain.errors import FailedPrecondition, ValidationFailed
-from levy.domain.tax.model import LineResult, TaxRow
+from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
 from levy.domain.transaction_records import StoredLine, TransactionRecord
 from levy.domain.transactions import TaxState
 from levy.domain.transactions_credits import (
@@ -104,6 +104,18 @@ def test_credit_line_keeps_its_own_amounts_and_takes_the_sale_rows():
     assert [(r.jurisdiction_code, r.tax_amount, r.taxable_base) for r in c.taxes] == [
         ("US-ST-CA", 240, 4000), ("US-SP-CA-LA", 150, 4000)]
     assert (c.amount, c.taxable_amount, c.tax_amount) == (4000, 4000, 390)
+
+
+def test_credit_line_discount_reductions_follow_its_derived_tax():
+    # Sale line: 10000 less a discount of 2000 -> net 8000 taxed 6%: 480 (600 before the discount).
+    ca = replace(row("US-ST-CA", "0.06", 8000, 480), tax_amount_before_discounts=600)
+    sale_line = LineResult("a", 480, 600, (ca,), (DiscountResult("d", 2000, 120),), 10000, 8000)
+    # A credit of half of it (8000 less 1000 and 3000 = 4000 net): 480 / 2 = 240, 600 / 2 = 300;
+    # the 60 of reduction spread 1000 : 3000 -> 15 and 45.
+    mine = LineResult("a", 0, 0, (), (DiscountResult("x", 1000, 0), DiscountResult("y", 3000, 0)), 8000, 4000)
+    c = credit_line(sale_line, [], mine)
+    assert (c.tax_amount, c.tax_amount_before_discounts) == (240, 300)
+    assert [d.tax_amount_reduction for d in c.discounts] == [15, 45]
 
 
 def test_a_credit_line_naming_no_sale_line_is_refused():
