@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from levy.domain.errors import FailedPrecondition, LevyError, ValidationFailed
 from levy.domain.filing import distribute_filing_tax, state_of
 from levy.domain.money import allocate, share_half_up
-from levy.domain.tax.model import DiscountResult, LineResult
+from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
 from levy.domain.transaction_records import StoredLine, TransactionRecord, to_filing
 
 #: Statuses in which a sale stands behind its credits.
@@ -50,8 +50,8 @@ class Left:
     tax: int
 
 
-def _row_key(row: object) -> _RowKey:
-    return (row.jurisdiction_code, row.tax_type)  # type: ignore[attr-defined]
+def _row_key(row: TaxRow) -> _RowKey:
+    return (row.jurisdiction_code, row.tax_type)
 
 
 def _lines_by_id(credits: Iterable[TransactionRecord]) -> dict[str, list[LineResult]]:
