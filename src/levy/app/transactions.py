@@ -28,7 +28,6 @@ from levy.domain.transactions import (
     UNSET,
     LinePlan,
     TaxState,
-    check_credit_limits,
     check_full_credit_not_empty,
     check_lines_editable,
     check_parent_fields,
@@ -45,6 +44,7 @@ from levy.domain.transactions import (
     validate_type,
 )
 from levy.domain.transactions_collected import LineSplit, TransactionLine, effective_codes
+from levy.domain.transactions_credits import check_credit, check_sale_change, credit_against
 from levy.domain.transactions_tax_only import attribute_tax_only
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
@@ -244,20 +244,27 @@ def check_parent_usable(parent: TransactionRecord, pointer: str) -> None:
         )
 
 
-async def check_limits(conn: AsyncConnection, parent: TransactionRecord, credit: TransactionRecord) -> None:
-    earlier_amount, earlier_tax = await store.credited_totals(conn, parent.organization_id, parent.id,
-                                                              exclude_id=credit.id)
-    check_credit_limits(parent.net_amount, parent.tax.filing_tax_amount, earlier_amount, earlier_tax,
-                        credit.net_amount, credit.tax.filing_tax_amount)
+async def against_parent(conn: AsyncConnection, parent: TransactionRecord, credit: TransactionRecord, *,
+                         lines_changed: bool, lines_pointer: str = "/line_items") -> TransactionRecord:
+    """``credit`` checked against what ``parent`` (locked by the caller) still covers after its other
+    credits; when its lines are new, their tax is first derived from the parent's lines (the
+    remaining-tax rule of :mod:`levy.domain.transactions_credits`)."""
+    earlier = await store.credits_of(conn, parent.organization_id, parent.id, exclude_id=credit.id)
+    if lines_changed:
+        credit = credit_against(parent, earlier, credit)
+    check_credit(parent, earlier, credit, lines_pointer=lines_pointer)
+    return credit
 
 
 def at_sent_fields(err: LevyError, parent_pointer: str, *, lines_sent: bool, tax_sent: bool) -> LevyError:
-    """``err`` with its items about ``line_items`` or ``tax_amount`` the request did not send (a full
-    credit copies its parent's lines and their tax) pointing at the field naming the parent instead."""
+    """``err`` with its items about ``line_items`` or ``tax_amount`` the request did not send pointing at
+    what it did send: a tax it did not send comes from its lines (``/line_items``), and a full credit's
+    lines and their tax are copied from the parent (the field naming the parent)."""
+    instead = {"/line_items": parent_pointer, "/tax_amount": "/line_items" if lines_sent else parent_pointer}
     unsent = {p for p, sent in (("/line_items", lines_sent), ("/tax_amount", tax_sent)) if not sent}
     if not any(it.pointer in unsent for it in err.items):
         return err
-    items = [replace(it, pointer=parent_pointer) if it.pointer in unsent else it for it in err.items]
+    items = [replace(it, pointer=instead[it.pointer]) if it.pointer in unsent else it for it in err.items]
     return type(err)(err.detail, items=items)
 
 
@@ -335,7 +342,7 @@ async def create(ctx: CallContext, msg: pb.Transaction) -> TransactionRecord:
             )
         if parent is not None:
             try:
-                await check_limits(conn, parent, rec)
+                rec = await against_parent(conn, parent, rec, lines_changed=True)
             except LevyError as e:
                 raise at_sent_fields(e, pointer, lines_sent=kind != "full_credit", tax_sent=tax_amount is not None)
         existing = await store.insert_transaction(conn, rec)
@@ -430,7 +437,10 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
         if rec.type == "credit" and rec.parent_found and amounts_changed and rec.status != "void":
             parent = await store.get_transaction(conn, org, rec.parent_transaction_id or "", for_update=True)
             if parent is not None:
-                await check_limits(conn, parent, rec)
+                rec = await against_parent(conn, parent, rec, lines_changed=lines_sent)
+        if rec.type == "sale" and (rec.status != cur.status or amounts_changed):
+            credits = await store.credits_of(conn, org, rec.id)
+            check_sale_change(rec, credits, pointer="/line_items" if lines_sent else "/tax_amount")
         if rec == cur:
             return cur
         rec = replace(rec, updated_at=utcnow())

@@ -130,6 +130,11 @@ def mul_round(amount: int, factor: Decimal) -> int:
     return -((-2 * product + d) // (2 * d))
 
 
+def share_half_up(total: int, part: int, whole: int) -> int:
+    """``total * part / whole`` rounded half up, exactly (integers; ``total`` and ``part`` >= 0, ``whole`` > 0)."""
+    return (2 * total * part + whole) // (2 * whole)
+
+
 def allocate(total: int, weights: list[int]) -> list[int]:
     """Split ``total`` in proportion to ``weights`` (largest remainder method).
 

@@ -10,7 +10,8 @@
 - Tax provided or calculated (2.8, 4.6 rule 7, 4.7 "Updating"): :class:`TaxState`
   and :func:`tax_on_create`, :func:`tax_on_lines_update`, :func:`tax_on_amount_update`.
 - Credits (4.6 workflows 3-5): :func:`credit_kind`, :func:`full_credit_lines`,
-  :func:`check_full_credit_not_empty`, :func:`check_parent_found`, :func:`check_credit_limits`.
+  :func:`check_full_credit_not_empty`, :func:`check_parent_found`; what credits may reverse
+  (the invariant, the remaining-tax rule) is :mod:`levy.domain.transactions_credits`.
 
 ``reference_id`` uniqueness within the organization is the database's job
 (a unique index; the store turns the violation into 409 with the existing
@@ -398,36 +399,6 @@ def check_parent_found(found: bool, *, only_collected_lines: bool, pointer: str 
             "the parent transaction does not exist in this organization", pointer=pointer
         )
     return found
-
-
-def check_credit_limits(
-    parent_amount: int,
-    parent_tax: int,
-    earlier_credits_amount: int,
-    earlier_credits_tax: int,
-    this_amount: int,
-    this_tax: int,
-) -> None:
-    """Credits against one parent may not exceed what it charged (amount and tax).
-
-    ``earlier_credits_*`` sum the parent's earlier non-void credits. Amounts are
-    the goods lines' amounts after their discounts; tax is the filing tax
-    amount. Raises 422 stating the remaining amount and tax.
-    """
-    remaining_amount = parent_amount - earlier_credits_amount
-    remaining_tax = parent_tax - earlier_credits_tax
-    problems = []
-    if this_amount > remaining_amount:
-        problems.append(f"amount {this_amount} exceeds the {max(0, remaining_amount)} left to credit")
-    if this_tax > remaining_tax:
-        problems.append(f"tax {this_tax} exceeds the {max(0, remaining_tax)} left to credit")
-    if problems:
-        raise ValidationFailed(
-            f"credits may not exceed what the parent charged (earlier credits counted): {'; '.join(problems)}; "
-            f"remaining amount {max(0, remaining_amount)}, remaining tax {max(0, remaining_tax)}",
-            pointer="/line_items" if this_amount > remaining_amount else "/tax_amount",
-            meta={"remaining_amount": max(0, remaining_amount), "remaining_tax": max(0, remaining_tax)},
-        )
 
 
 # -- list filters (GET /transactions; Levy's choice, the spec shows none) ---------------------

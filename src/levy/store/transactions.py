@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy import delete, exists, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -200,11 +200,15 @@ async def id_of_reference(conn: AsyncConnection, organization_id: str, reference
     )).scalar()
 
 
-async def credited_totals(
+async def credits_of(
     conn: AsyncConnection, organization_id: str, parent_id: str, *, exclude_id: str | None = None
-) -> tuple[int, int]:
-    """(amount, tax) of the parent's credits that are not void (``exclude_id`` left out)."""
-    q = select(func.coalesce(func.sum(txn_t.c.net_amount), 0), func.coalesce(func.sum(txn_t.c.filing_tax_amount), 0)).where(
+) -> list[TransactionRecord]:
+    """The parent's credits that are not void (``exclude_id`` left out), with their lines, oldest first.
+
+    The caller holds the parent's row lock (``FOR UPDATE``): a credit is created or
+    changed only with it held, so the set read here cannot grow before the caller commits.
+    """
+    q = select(txn_t).where(
         txn_t.c.organization_id == organization_id,
         txn_t.c.parent_transaction_id == parent_id,
         txn_t.c.parent_found.is_(True),
@@ -213,8 +217,8 @@ async def credited_totals(
     )
     if exclude_id is not None:
         q = q.where(txn_t.c.id != exclude_id)
-    amount, tax = (await conn.execute(q)).one()
-    return int(amount), int(tax)
+    rows = (await conn.execute(q.order_by(txn_t.c.id))).all()
+    return await _load(conn, organization_id, rows)
 
 
 async def list_transactions(

@@ -6,7 +6,6 @@ import pytest
 
 from levy.domain.errors import RequiredField, ValidationFailed
 from levy.domain.transactions import (
-    check_credit_limits,
     check_full_credit_not_empty,
     check_parent_found,
     credit_kind,
@@ -56,42 +55,6 @@ def test_parent_must_exist_unless_collected_only():
     assert ei.value.first.pointer == "/parent_reference_id"
     # a credit of only collected-tax lines may name a parent matching nothing (held off returns)
     assert check_parent_found(False, only_collected_lines=True) is False
-
-
-# Parent charged 10000 and 825 tax; earlier credits 4000 and 330 -> 6000 and 495 remain.
-def test_credit_up_to_what_remains_is_fine():
-    check_credit_limits(10000, 825, 4000, 330, 6000, 495)
-    check_credit_limits(10000, 825, 0, 0, 10000, 825)
-
-
-def test_over_credit_amount_refused_with_remaining_amounts():
-    with pytest.raises(ValidationFailed) as ei:
-        check_credit_limits(10000, 825, 4000, 330, 6001, 495)
-    item = ei.value.first
-    assert item.status == 422 and item.pointer == "/line_items"
-    assert "remaining amount 6000, remaining tax 495" in item.detail
-    assert "amount 6001 exceeds the 6000" in item.detail
-    assert item.meta == {"remaining_amount": 6000, "remaining_tax": 495}
-
-
-def test_over_credit_tax_refused():
-    with pytest.raises(ValidationFailed) as ei:
-        check_credit_limits(10000, 825, 4000, 330, 5000, 496)
-    assert ei.value.first.pointer == "/tax_amount"
-    assert "tax 496 exceeds the 495" in ei.value.first.detail
-
-
-def test_over_credit_both():
-    with pytest.raises(ValidationFailed) as ei:
-        check_credit_limits(10000, 825, 0, 0, 10001, 826)
-    assert "amount 10001 exceeds the 10000" in ei.value.first.detail and "tax 826 exceeds the 825" in ei.value.first.detail
-
-
-def test_fully_credited_parent_leaves_nothing():
-    with pytest.raises(ValidationFailed) as ei:
-        check_credit_limits(10000, 825, 10000, 825, 1, 0)
-    assert ei.value.first.meta == {"remaining_amount": 0, "remaining_tax": 0}
-    check_credit_limits(10000, 825, 10000, 825, 0, 0)
 
 
 def test_credit_goods_amounts_are_positive():
