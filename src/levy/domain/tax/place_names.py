@@ -111,12 +111,14 @@ def parse_line1(line1: str) -> StreetAddress | None:
             rest = rest[:i]
             break
     predir = postdir = suffix = ""
-    if len(rest) > 1 and rest[0] in DIRECTIONALS:
-        predir, rest = DIRECTIONALS[rest[0]], rest[1:]
+    # From the end, the way USPS reads it: post-directional, suffix, then a
+    # pre-directional; none of them when it would leave no street name.
     if len(rest) > 1 and rest[-1] in DIRECTIONALS:
         postdir, rest = DIRECTIONALS[rest[-1]], rest[:-1]
     if len(rest) > 1 and rest[-1] in SUFFIXES:
         suffix, rest = SUFFIXES[rest[-1]], rest[:-1]
+    if len(rest) > 1 and rest[0] in DIRECTIONALS:
+        predir, rest = DIRECTIONALS[rest[0]], rest[1:]
     if not rest:
         return None
     return StreetAddress(number, " ".join(rest), predir, suffix, postdir)
