@@ -7,8 +7,10 @@ Formats, told apart by content:
   the month in the file name (``..._CA202603.csv`` -> 2026-03-01);
 * Streamlined Sales Tax rate files (no header, first column a state FIPS code)
   with their boundary file: ``--boundaries FILE``, or paired by name (``MNR...``
-  with ``MNB...`` in the same directory). Rows are in force from the quarter in
-  the name (``2026Q2`` -> 2026-04-01) or ``--effective-from``.
+  with ``MNB...`` in the same directory). Every boundary record (``z``, ``4``,
+  ``a``) is kept with its own effective window (:func:`levy.rates.sst.sst_records`);
+  the import is labelled with the quarter in the name (``2026Q2`` ->
+  2026-04-01) or ``--effective-from``.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.local_rates import LocalRecord
-from levy.rates.builtin import zip5_records
-from levy.rates.sst import parse_sst_boundaries, parse_sst_rates, sst_zip_rows
+from levy.rates.builtin import states_by_code, zip5_records, zip_directory
+from levy.rates.sst import parse_sst_boundaries, parse_sst_rates, sst_records
 from levy.rates.zip5 import HEADER, effective_from_name, parse_zip5
 from levy.store import rates as store
 
@@ -129,12 +131,9 @@ def build(
             rates = parse_sst_rates(_lines(data), f.name)
             bounds = parse_sst_boundaries(_lines(pair[1]), pair[0].name)
             digest = hashlib.sha256(data + b"\0" + pair[1]).hexdigest()
-            rows = zip5_records(sst_zip_rows(rates, bounds, on, f"{f.name}+{pair[0].name}"))
+            rows = sst_records(rates, bounds, f"{f.name}+{pair[0].name}", states_by_code(), zip_directory())
             if not rows:
-                raise ValidationFailed(
-                    f"{f}: no ZIP boundary record of {pair[0].name} is in force on {on.isoformat()}; "
-                    "use --effective-from with a date the boundary file covers"
-                )
+                raise ValidationFailed(f"{f}: {pair[0].name} has no boundary record of a known state")
             parsed.append(ParsedFile(f, "sst", digest, on, None, rows))
     return parsed
 
