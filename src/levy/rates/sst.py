@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.periods import within
@@ -77,6 +78,7 @@ class SstBoundary:
     city: str | None = None  # "a" records: the city name column
 
 
+@lru_cache(maxsize=4096)
 def _date(text: str) -> date | None:
     text = text.strip()
     if len(text) != 8 or not text.isdigit():
@@ -201,10 +203,11 @@ def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]
             if len(st) != 2 or not st.isdigit():
                 raise ValueError(f"bad state FIPS {st!r}")
             specials = []
-            for i in range(29, len(rec) - 2, 3):
-                code, typ = rec[i + 1].strip(), rec[i + 2].strip()
-                if code:
-                    specials.append((code, typ))
+            if any(rec[29:]):
+                for i in range(29, len(rec) - 2, 3):
+                    code, typ = rec[i + 1].strip(), rec[i + 2].strip()
+                    if code:
+                        specials.append((code, typ))
             rows.append(
                 SstBoundary(
                     kind, begin, end, zl, zh, pl, ph,
@@ -266,29 +269,36 @@ def sst_records(
     for v in zips_by_state.values():
         v.sort()
     components: dict[tuple[str, str, str, Decimal], Component] = {}
+    # The dated component sets of one authority set over one window: most records share theirs.
+    windows: dict[tuple[object, ...], list[tuple[date, date | None, tuple[Component, ...]]]] = {}
     out: list[LocalRecord] = []
     for b in boundaries:
         state = STATE_FIPS.get(b.state_fips)
         st = states.get(state) if state else None
         if st is None:
             continue
-        keys = []
-        if b.county_fips:
-            keys.append((b.state_fips, "county", b.county_fips))
-        if b.place_fips:
-            keys.append((b.state_fips, "city", b.place_fips))
-        keys.extend((b.state_fips, "special", code) for code, _ in b.specials)
-        relevant = [r for k in keys for r in by_key.get(k, ())]
-        for start, end in _pieces(b.effective_from, b.effective_to, relevant):
-            comps = []
-            for k in keys:
-                rate = _rate_on(by_key.get(k, ()), start)
-                if rate:
-                    comp = components.get((*k, rate))
-                    if comp is None:
-                        comp = components[(*k, rate)] = _component(state, k, rate, names)  # type: ignore[arg-type]
-                    comps.append(comp)
-            local = without_statewide_local(st, tuple(comps), start)
+        key = (b.state_fips, b.county_fips, b.place_fips, b.specials, b.effective_from, b.effective_to)
+        pieces = windows.get(key)
+        if pieces is None:
+            keys = []
+            if b.county_fips:
+                keys.append((b.state_fips, "county", b.county_fips))
+            if b.place_fips:
+                keys.append((b.state_fips, "city", b.place_fips))
+            keys.extend((b.state_fips, "special", code) for code, _ in b.specials)
+            relevant = [r for k in keys for r in by_key.get(k, ())]
+            pieces = windows[key] = []
+            for start, end in _pieces(b.effective_from, b.effective_to, relevant):
+                comps = []
+                for k in keys:
+                    rate = _rate_on(by_key.get(k, ()), start)
+                    if rate:
+                        comp = components.get((*k, rate))
+                        if comp is None:
+                            comp = components[(*k, rate)] = _component(state, k, rate, names)  # type: ignore[arg-type]
+                        comps.append(comp)
+                pieces.append((start, end, without_statewide_local(st, tuple(comps), start)))
+        for start, end, local in pieces:
             out.extend(_expand(b, state, local, start, end, source, zips_by_state.get(state, [])))  # type: ignore[arg-type]
     return out
 
@@ -313,18 +323,33 @@ def _pieces(start: date, end: date | None, rates: Sequence[SstRate]) -> list[tup
 
 
 def _fips_names(boundaries: Iterable[SstBoundary], directory: Mapping[str, ZipPlace]) -> dict[tuple[str, str, str], str]:
+    """A name for each county and place FIPS code of the file, from the ZIP directory.
+
+    The directory names one county and one (postal) city per ZIP, so only the
+    county (place) code most of a ZIP's records carry votes for that ZIP's
+    names (a ZIP whose ZIP+4 records are mostly in Ramsey County and a few in
+    Dakota County names Ramsey's code, not Dakota's); each code takes the name
+    most of its ZIPs give it (an address record's own city name is a vote too).
+    """
+    per_zip: dict[tuple[str, str], tuple[Counter[str], Counter[str]]] = {}
     votes: dict[tuple[str, str, str], Counter[str]] = {}
     for b in boundaries:
-        place = directory.get(b.zip_low)
-        if place is None or STATE_FIPS.get(b.state_fips) != place.state:
-            continue
-        if b.county_fips and place.county:
-            votes.setdefault((b.state_fips, "county", b.county_fips), Counter())[place.county] += 1
+        counties, places = per_zip.setdefault((b.state_fips, b.zip_low), (Counter(), Counter()))
+        if b.county_fips:
+            counties[b.county_fips] += 1
         if b.place_fips:
-            city = b.city.title() if b.city else place.city
-            if city:
-                votes.setdefault((b.state_fips, "city", b.place_fips), Counter())[city] += 1
-    return {k: v.most_common(1)[0][0] for k, v in votes.items()}
+            places[b.place_fips] += 1
+            if b.city:
+                votes.setdefault((b.state_fips, "city", b.place_fips), Counter())[b.city.title()] += 1
+    for (fips, zip5), (counties, places) in per_zip.items():
+        place = directory.get(zip5)
+        if place is None or STATE_FIPS.get(fips) != place.state:
+            continue
+        if counties and place.county:
+            votes.setdefault((fips, "county", counties.most_common(1)[0][0]), Counter())[place.county] += 1
+        if places and place.city:
+            votes.setdefault((fips, "city", places.most_common(1)[0][0]), Counter())[place.city] += 1
+    return {k: v.most_common(1)[0][0] for k, v in votes.items() if v}
 
 
 _TYPE_CODES = {"county": "00", "city": "01", "special": "63"}

@@ -239,8 +239,13 @@ class RateTable:
         # Equal jurisdiction rows and row tuples are shared by the many records
         # that have them (tens of thousands of ZIPs, a few thousand distinct places).
         shared: dict[object, object] = {}
+        rows_of: dict[tuple[object, ...], tuple[JurisdictionRate, ...]] = {}
+        ranges: dict[StreetRange, StreetRange] = {}
         for order, r in enumerate(records):
-            rows = _share(shared, tuple(_share(shared, _component_row(r, c)) for c in r.components))
+            key = (r.components, r.state, r.source)
+            rows = rows_of.get(key)
+            if rows is None:
+                rows = rows_of[key] = _share(shared, tuple(_share(shared, _component_row(r, c)) for c in r.components))
             cand = _Candidate(r, rows, (SOURCE_PRECEDENCE.get(r.source_kind, 0), r.primary, r.effective_from, order))
             if r.zip5 is None:
                 if r.unincorporated and r.county:
@@ -248,7 +253,10 @@ class RateTable:
                 elif r.city:
                     places.setdefault((r.state, normalise_place(r.city)), []).append(cand)
             elif r.street is not None:
-                streets.setdefault((r.state, r.zip5), []).append((cand, _normal_range(r.street)))
+                rng = ranges.get(r.street)
+                if rng is None:
+                    rng = ranges[r.street] = _normal_range(r.street)
+                streets.setdefault((r.state, r.zip5), []).append((cand, rng))
             elif r.plus4_low is not None:
                 plus4.setdefault((r.state, r.zip5), []).append(cand)
             else:
