@@ -22,6 +22,7 @@ with file and line number.
 from __future__ import annotations
 
 import csv
+from sys import intern
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -137,11 +138,13 @@ def parse_sst_rates(lines: Iterable[str], source: str) -> list[SstRate]:
 _PARITY = {"O": "odd", "E": "even", "B": "both", "": "both"}
 
 
+# Parsed strings are interned: a boundary file repeats the same ZIPs, extensions,
+# street names and suffixes over hundreds of thousands of records kept in memory.
 def _zip(text: str, what: str) -> str:
     text = text.strip()
     if len(text) != 5 or not text.isdigit():
         raise ValueError(f"bad {what} {text!r}")
-    return text
+    return intern(text)
 
 
 def _plus4(text: str) -> str | None:
@@ -150,7 +153,7 @@ def _plus4(text: str) -> str | None:
         return None
     if len(text) != 4 or not text.isdigit():
         raise ValueError(f"bad ZIP+4 extension {text!r}")
-    return text
+    return intern(text)
 
 
 def _street(rec: list[str]) -> StreetRange:
@@ -162,7 +165,8 @@ def _street(rec: list[str]) -> StreetRange:
     name = rec[7].strip()
     if not name:
         raise ValueError("address record without a street name")
-    return StreetRange(int(low), int(high), _PARITY[parity], name, rec[6].strip(), rec[8].strip(), rec[9].strip())  # type: ignore[arg-type]
+    return StreetRange(int(low), int(high), _PARITY[parity], intern(name), intern(rec[6].strip()),  # type: ignore[arg-type]
+                       intern(rec[8].strip()), intern(rec[9].strip()))
 
 
 def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]:
@@ -191,7 +195,7 @@ def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]
                 street = _street(rec)
                 zl = zh = _zip(rec[15] if rec[15].strip() else rec[17], "ZIP code")
                 pl = ph = None
-                city = rec[14].strip() or None
+                city = intern(rec[14].strip()) or None
             else:
                 zl, zh = _zip(rec[17], "ZIP low"), _zip(rec[19], "ZIP high")
                 if zl > zh:

@@ -155,9 +155,19 @@ async def all_records(conn: AsyncConnection) -> list[LocalRecord | ZipRateRow]:
         ).order_by(zip_rates.c.import_id, zip_rates.c.id)
     )
     out: list[LocalRecord | ZipRateRow] = [ZipRateRow(*r) for r in legacy]
-    result = await conn.execute(select(local_rates).order_by(local_rates.c.import_id, local_rates.c.id))
+    # Streamed in chunks: the rows of a large import are never all in memory beside their records.
+    result = await conn.stream(
+        select(local_rates).order_by(local_rates.c.import_id, local_rates.c.id).execution_options(yield_per=CHUNK)
+    )
     decoded: dict[str, tuple[Component, ...]] = {}
-    for r in result:
+    # One object per distinct value: the table keeps every record in memory, and
+    # ZIPs, extensions, street parts, dates, sources and kinds repeat over them.
+    seen: dict[object, Any] = {}
+
+    def one(value: Any) -> Any:
+        return seen.setdefault(value, value)
+
+    async for r in result:
         components = decoded.get(r.components)
         if components is None:
             components = decoded[r.components] = tuple(
@@ -167,22 +177,23 @@ async def all_records(conn: AsyncConnection) -> list[LocalRecord | ZipRateRow]:
         street = None
         if r.street_name is not None:
             street = StreetRange(
-                r.street_low, r.street_high, r.street_parity, r.street_name,
-                r.street_predir or "", r.street_suffix or "", r.street_postdir or "",
+                r.street_low, r.street_high, one(r.street_parity), one(r.street_name),
+                one(r.street_predir or ""), one(r.street_suffix or ""),
+                one(r.street_postdir or ""),
             )
         out.append(
             LocalRecord(
-                state=r.state,
-                zip5=r.zip5,
+                state=one(r.state),
+                zip5=one(r.zip5),
                 components=components,
-                effective_from=r.effective_from,
-                effective_to=r.effective_to,
-                source=r.source,
-                source_kind=r.source_kind,
-                city=r.city,
-                county=r.county,
-                plus4_low=r.plus4_low,
-                plus4_high=r.plus4_high,
+                effective_from=one(r.effective_from),
+                effective_to=one(r.effective_to),
+                source=one(r.source),
+                source_kind=one(r.source_kind),
+                city=one(r.city),
+                county=one(r.county),
+                plus4_low=one(r.plus4_low),
+                plus4_high=one(r.plus4_high),
                 street=street,
                 primary=r.is_primary,
                 unincorporated=r.unincorporated,

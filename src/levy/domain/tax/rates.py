@@ -19,12 +19,12 @@ files and hands plain rows in.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
-from operator import attrgetter
-from typing import TypeVar
+from functools import lru_cache
+from typing import Any, TypeVar
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.memo import BoundedMemo
@@ -49,6 +49,7 @@ _ZIP_RE = re.compile(r"([0-9]{5})(?:-?([0-9]{4}))?\Z")
 RESOLUTION_CACHE_SIZE = 20_000
 
 
+@lru_cache(maxsize=65_536)
 def slug(name: str) -> str:
     return _SLUG_RE.sub("_", name.upper()).strip("_")
 
@@ -164,12 +165,10 @@ class Resolution:
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:
-    """An indexed record: its jurisdiction rows and its rank (higher wins)."""
+    """An indexed record and its jurisdiction rows (the index lists candidates best first, see :func:`_best_first`)."""
 
     record: LocalRecord
     rows: tuple[JurisdictionRate, ...]
-    # (source precedence, primary, first day in force, import order)
-    rank: tuple[int, bool, date, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +181,6 @@ class _ZipEntry:
 
 
 _EMPTY_ZIP = _ZipEntry()
-_RANK = attrgetter("rank")
 
 
 @dataclass(frozen=True)
@@ -241,12 +239,12 @@ class RateTable:
         shared: dict[object, object] = {}
         rows_of: dict[tuple[object, ...], tuple[JurisdictionRate, ...]] = {}
         ranges: dict[StreetRange, StreetRange] = {}
-        for order, r in enumerate(records):
+        for r in records:
             key = (r.components, r.state, r.source)
             rows = rows_of.get(key)
             if rows is None:
                 rows = rows_of[key] = _share(shared, tuple(_share(shared, _component_row(r, c)) for c in r.components))
-            cand = _Candidate(r, rows, (SOURCE_PRECEDENCE.get(r.source_kind, 0), r.primary, r.effective_from, order))
+            cand = _Candidate(r, rows)
             if r.zip5 is None:
                 if r.unincorporated and r.county:
                     unincorporated.setdefault((r.state, normalise_county(r.county)), []).append(cand)
@@ -264,9 +262,9 @@ class RateTable:
         zips: dict[tuple[str, str], _ZipEntry] = {}
         for key in zip_level.keys() | plus4.keys() | streets.keys():
             zips[key] = _ZipEntry(
-                _best_first(zip_level.get(key, ())),
-                _best_first(plus4.get(key, ())),
-                tuple(sorted(streets.get(key, ()), key=lambda cs: cs[0].rank, reverse=True)),
+                _best_first(zip_level.get(key, [])),
+                _best_first(plus4.get(key, [])),
+                _best_first(streets.get(key, []), lambda cs: _rank(cs[0])),
             )
         return cls(
             states=smap,
@@ -435,8 +433,15 @@ class RateTable:
         return None
 
 
-def _best_first(cands: Iterable[_Candidate]) -> tuple[_Candidate, ...]:
-    return tuple(sorted(cands, key=_RANK, reverse=True))
+def _rank(cand: _Candidate) -> tuple[int, bool, date]:
+    r = cand.record
+    return SOURCE_PRECEDENCE.get(r.source_kind, 0), r.primary, r.effective_from
+
+
+def _best_first(items: list[_T], key: Callable[[_T], Any] = _rank) -> tuple[_T, ...]:  # type: ignore[assignment]
+    """``items`` (in import order) best first: the stronger source kind, a primary
+    record, the later start, then the later import (a stable sort of the reversed list)."""
+    return tuple(sorted(reversed(items), key=key, reverse=True))
 
 
 def _source(cand: _Candidate) -> str:
@@ -445,11 +450,13 @@ def _source(cand: _Candidate) -> str:
 
 
 def _normal_range(r: StreetRange) -> StreetRange:
-    return StreetRange(
+    """``r`` with its parts as :func:`parse_line1` gives them (``r`` itself when they already are)."""
+    normal = StreetRange(
         r.low, r.high, r.parity, normalise_street_part(r.street),
         normalise_street_part(r.predir, DIRECTIONALS), normalise_street_part(r.suffix, SUFFIXES),
         normalise_street_part(r.postdir, DIRECTIONALS),
     )
+    return r if normal == r else normal
 
 
 def _range_text(r: StreetRange) -> str:
