@@ -87,8 +87,7 @@ def test_zip4_range(table: RateTable, postal: str) -> None:
 def test_zip4_outside_the_ranges_is_the_zip_default(table: RateTable) -> None:
     level, rows, how = resolve(table, state="MN", postal_code="55401-0100")
     assert (level, rows) == ("zip5", [("Hennepin County", "0.0015"), ("Minneapolis", "0.005")])
-    assert how == ("ZIP 55401 default among 1 candidates (official_zip: test.csv line 1); "
-                   "send the city or ZIP+4 for a more precise rate")
+    assert how == "ZIP 55401 default (official_zip: test.csv line 1); send the city or ZIP+4 for a more precise rate"
 
 
 def test_records_are_dated(table: RateTable) -> None:
@@ -208,3 +207,12 @@ def test_every_row_says_how_and_the_line_its_level(table: RateTable, rules) -> N
     assert res.tax_amount == 688 + 15 + 50
     assert li.resolution == "zip4"
     assert all(t.detail.startswith("resolved by ZIP+4 range 55401-0001..55401-0099") for t in li.taxes)
+
+
+def test_outside_the_us_is_state_level_with_the_country_note(table: RateTable, rules) -> None:  # type: ignore[no-untyped-def]
+    line = LineInput(id="1", quantity=Decimal(1), unit_price=10000, category="GENERAL.TANGIBLE.GOODS",
+                     attributes=(), address=Address(country="DE", postal_code="10115"), pointer="/line_items/0")
+    [li] = calculate(CalculationInput(lines=(line,), transaction_date=D), table, rules, REG_ALL).lines
+    assert li.resolution == "state" and li.tax_amount == 0
+    assert [t.detail for t in li.taxes] == [
+        "country 'DE' not supported yet: only US sales tax is calculated (international VAT comes later)"]

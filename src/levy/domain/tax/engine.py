@@ -301,7 +301,7 @@ def _line_plan(
         return hit[3], hit[4]
     extra = [line.customer_detail] if line.customer_detail else []
     if not res.supported:
-        detail = "; ".join([res.how, *res.details, *extra])
+        detail = "; ".join([*res.details, *extra])
         plan: tuple[Rule | None, tuple[object, ...]] = (None, (
             TaxRow(res.country, res.country, "state", _ZERO, 0, 0, False, "Country not supported yet", detail,
                    exempt_reason="no_tax"),

@@ -305,7 +305,6 @@ class RateTable:
                 details=(f"country '{country}' not supported yet: only US sales tax is calculated (international VAT comes later)",),
                 supported=False,
                 country=country,
-                how=f"not resolved: country '{country}'",
             )
         zip5: str | None = None
         plus4: str | None = None
@@ -399,9 +398,9 @@ class RateTable:
         best = in_force[0]
         if city and (any(c.record.city for c in in_force) or state in self.place_states):
             how = f"city '{city}' matches no candidate for ZIP {zip5}: ZIP {zip5} default ({_source(best)})"
-        elif len(in_force) > 1 or entry.plus4 or entry.streets:
-            how = (f"ZIP {zip5} default among {len(in_force)} candidates ({_source(best)}); "
-                   "send the city or ZIP+4 for a more precise rate")
+        elif len(in_force) > 1 or entry.plus4 or entry.streets or state in self.place_states:
+            among = f" among {len(in_force)} candidates" if len(in_force) > 1 else ""
+            how = f"ZIP {zip5} default{among} ({_source(best)}); send the city or ZIP+4 for a more precise rate"
         else:
             how = f"resolved by ZIP {zip5} ({_source(best)})"
         return "zip5", how, best
