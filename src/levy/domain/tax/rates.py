@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from levy.domain.errors import ValidationFailed
@@ -171,13 +172,17 @@ class _Candidate:
     rows: tuple[JurisdictionRate, ...]
 
 
+_NO_STREETS: Mapping[str, tuple[tuple[_Candidate, StreetRange], ...]] = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class _ZipEntry:
     """Everything recorded for one ZIP, each tuple best-ranked first."""
 
     zip_level: tuple[_Candidate, ...] = ()
     plus4: tuple[_Candidate, ...] = ()
-    streets: tuple[tuple[_Candidate, StreetRange], ...] = ()  # the range normalised as parse_line1 gives
+    # By street name (as parse_line1 gives it): the ranges, normalised the same way.
+    streets: Mapping[str, tuple[tuple[_Candidate, StreetRange], ...]] = field(default_factory=lambda: _NO_STREETS)
 
 
 _EMPTY_ZIP = _ZipEntry()
@@ -231,7 +236,7 @@ class RateTable:
     def _index(cls, smap: dict[str, StateInfo], records: list[LocalRecord], directory: dict[str, ZipPlace]) -> RateTable:
         zip_level: dict[tuple[str, str], list[_Candidate]] = {}
         plus4: dict[tuple[str, str], list[_Candidate]] = {}
-        streets: dict[tuple[str, str], list[tuple[_Candidate, StreetRange]]] = {}
+        streets: dict[tuple[str, str], dict[str, list[tuple[_Candidate, StreetRange]]]] = {}
         places: dict[tuple[str, str], list[_Candidate]] = {}
         unincorporated: dict[tuple[str, str], list[_Candidate]] = {}
         # Equal jurisdiction rows and row tuples are shared by the many records
@@ -254,7 +259,7 @@ class RateTable:
                 rng = ranges.get(r.street)
                 if rng is None:
                     rng = ranges[r.street] = _normal_range(r.street)
-                streets.setdefault((r.state, r.zip5), []).append((cand, rng))
+                streets.setdefault((r.state, r.zip5), {}).setdefault(rng.street, []).append((cand, rng))
             elif r.plus4_low is not None:
                 plus4.setdefault((r.state, r.zip5), []).append(cand)
             else:
@@ -264,7 +269,8 @@ class RateTable:
             zips[key] = _ZipEntry(
                 _best_first(zip_level.get(key, [])),
                 _best_first(plus4.get(key, [])),
-                _best_first(streets.get(key, []), lambda cs: _rank(cs[0])),
+                {name: _best_first(ranges, _range_rank) for name, ranges in streets[key].items()}
+                if key in streets else _NO_STREETS,
             )
         return cls(
             states=smap,
@@ -378,7 +384,7 @@ class RateTable:
         if entry.streets and address.line1:
             street = parse_line1(address.line1)
             if street is not None:
-                hit = _street_match(entry.streets, street, on)
+                hit = _street_match(entry.streets.get(street.street, ()), street, on)
                 if hit is not None:
                     cand, rng = hit
                     return "address", f"resolved by street range {_range_text(rng)} in ZIP {zip5} ({_source(cand)})", cand
@@ -437,6 +443,10 @@ def _rank(cand: _Candidate) -> tuple[int, bool, date]:
     return SOURCE_PRECEDENCE.get(r.source_kind, 0), r.primary, r.effective_from
 
 
+def _range_rank(item: tuple[_Candidate, StreetRange]) -> tuple[int, bool, date]:
+    return _rank(item[0])
+
+
 def _best_first(items: list[_T], key: Callable[[_T], Any] = _rank) -> tuple[_T, ...]:  # type: ignore[assignment]
     """``items`` (in import order) best first: the stronger source kind, a primary
     record, the later start, then the later import (a stable sort of the reversed list)."""
@@ -466,12 +476,12 @@ def _range_text(r: StreetRange) -> str:
 def _street_match(
     ranges: tuple[tuple[_Candidate, StreetRange], ...], street: StreetAddress, on: date
 ) -> tuple[_Candidate, StreetRange] | None:
-    """The range for ``street``: the same street name with the house number on a
+    """The range for ``street`` among its street's ranges: the house number on a
     covered side; a directional or suffix given on both sides must agree (one
     left out matches any); the range agreeing on more of them wins, then rank."""
     best: tuple[int, tuple[_Candidate, StreetRange]] | None = None
     for cand, rng in ranges:
-        if rng.street != street.street or not rng.covers(street.number) or not cand.record.covers(on):
+        if not rng.covers(street.number) or not cand.record.covers(on):
             continue
         score = 0
         for mine, theirs in ((street.predir, rng.predir), (street.suffix, rng.suffix), (street.postdir, rng.postdir)):
