@@ -216,3 +216,25 @@ def test_outside_the_us_is_state_level_with_the_country_note(table: RateTable, r
     assert li.resolution == "state" and li.tax_amount == 0
     assert [t.detail for t in li.taxes] == [
         "country 'DE' not supported yet: only US sales tax is calculated (international VAT comes later)"]
+
+
+def test_overlapping_zip4_ranges_best_first() -> None:
+    # Three ZIP+4 records of 55401, in import order: a wide one, an older narrower one, a newer narrower one.
+    c = lambda name: comp("special", name, "0.001")  # noqa: E731
+    records = [
+        rec("55401", c("Wide"), plus4_low="0000", plus4_high="9999", start=date(2026, 1, 1)),
+        rec("55401", c("Older"), plus4_low="0001", plus4_high="0500", start=date(2026, 1, 1)),
+        rec("55401", c("Newer"), plus4_low="0100", plus4_high="0200", start=date(2026, 4, 1)),
+    ]
+    table = RateTable.build(load_states(), records, zip_directory())
+
+    def name(plus4: str, on: date) -> str:
+        res = table.resolve(Address(state="MN", postal_code=f"55401-{plus4}"), on)
+        assert res.level == "zip4"
+        return res.rows[-1].name
+
+    assert name("0150", date(2026, 4, 15)) == "Newer"  # the later start among the three that cover it
+    assert name("0150", date(2026, 3, 1)) == "Older"  # Newer not in force yet; same start: the later import
+    assert name("0300", date(2026, 4, 15)) == "Older"  # past Newer's end, still within Older
+    assert name("0600", date(2026, 4, 15)) == "Wide"  # only the wide range reaches it
+    assert name("0000", date(2026, 4, 15)) == "Wide"

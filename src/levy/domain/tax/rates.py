@@ -19,6 +19,7 @@ files and hands plain rows in.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -172,6 +173,42 @@ class _Candidate:
     rows: tuple[JurisdictionRate, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class _Plus4Ranges:
+    """A ZIP's ZIP+4 range records ordered by their low end, for bisection:
+    ``reach[i]`` is the highest high end among the first ``i + 1`` ranges (a scan
+    back from a ZIP+4 stops where no earlier range reaches it) and ``best[i]``
+    the place of range ``i`` in the ZIP's best-first order (lower is better)."""
+
+    lows: tuple[str, ...]
+    reach: tuple[str, ...]
+    best: tuple[int, ...]
+    cands: tuple[_Candidate, ...]
+
+    @classmethod
+    def of(cls, best_first: tuple[_Candidate, ...]) -> _Plus4Ranges | None:
+        if not best_first:
+            return None
+        ordered = sorted(range(len(best_first)), key=lambda i: best_first[i].record.plus4_low)  # type: ignore[arg-type, return-value]
+        cands = tuple(best_first[i] for i in ordered)
+        reach: list[str] = []
+        for c in cands:
+            high = c.record.plus4_high or ""
+            reach.append(max(reach[-1], high) if reach else high)
+        return cls(tuple(c.record.plus4_low or "" for c in cands), tuple(reach), tuple(ordered), cands)
+
+    def find(self, plus4: str, on: date) -> _Candidate | None:
+        """The best range containing ``plus4`` in force on ``on``."""
+        found: tuple[int, _Candidate] | None = None
+        i = bisect_right(self.lows, plus4) - 1
+        while i >= 0 and self.reach[i] >= plus4:
+            c = self.cands[i]
+            if plus4 <= (c.record.plus4_high or "") and c.record.covers(on) and (found is None or self.best[i] < found[0]):
+                found = (self.best[i], c)
+            i -= 1
+        return found[1] if found is not None else None
+
+
 _NO_STREETS: Mapping[str, tuple[tuple[_Candidate, StreetRange], ...]] = MappingProxyType({})
 
 
@@ -180,7 +217,7 @@ class _ZipEntry:
     """Everything recorded for one ZIP, each tuple best-ranked first."""
 
     zip_level: tuple[_Candidate, ...] = ()
-    plus4: tuple[_Candidate, ...] = ()
+    plus4: _Plus4Ranges | None = None
     # By street name (as parse_line1 gives it): the ranges, normalised the same way.
     streets: Mapping[str, tuple[tuple[_Candidate, StreetRange], ...]] = field(default_factory=lambda: _NO_STREETS)
 
@@ -268,7 +305,7 @@ class RateTable:
         for key in zip_level.keys() | plus4.keys() | streets.keys():
             zips[key] = _ZipEntry(
                 _best_first(zip_level.get(key, [])),
-                _best_first(plus4.get(key, [])),
+                _Plus4Ranges.of(_best_first(plus4.get(key, []))),
                 {name: _best_first(ranges, _range_rank) for name, ranges in streets[key].items()}
                 if key in streets else _NO_STREETS,
             )
@@ -388,11 +425,11 @@ class RateTable:
                 if hit is not None:
                     cand, rng = hit
                     return "address", f"resolved by street range {_range_text(rng)} in ZIP {zip5} ({_source(cand)})", cand
-        if plus4 is not None:
-            for cand in entry.plus4:
+        if plus4 is not None and entry.plus4 is not None:
+            cand = entry.plus4.find(plus4, on)
+            if cand is not None:
                 r = cand.record
-                if r.plus4_low <= plus4 <= r.plus4_high and r.covers(on):  # type: ignore[operator]
-                    return "zip4", f"resolved by ZIP+4 range {zip5}-{r.plus4_low}..{zip5}-{r.plus4_high} ({_source(cand)})", cand
+                return "zip4", f"resolved by ZIP+4 range {zip5}-{r.plus4_low}..{zip5}-{r.plus4_high} ({_source(cand)})", cand
         in_force = [c for c in entry.zip_level if c.record.covers(on)]
         city = (address.city or "").strip()
         if city:
