@@ -19,7 +19,8 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
         "(a bad file changes nothing), each file once (same SHA-256 again: 'already imported'). "
         "Per-ZIP tables (State,ZipCode,TaxRegionName,... header) are effective from the month in their name "
         "(..._CA202603.csv -> 2026-03-01). SST rate files need their boundary file (--boundaries, or XXB... "
-        "beside XXR...). Running servers pick the new rates up within LEVY_RATES_REFRESH_SECONDS.",
+        "beside XXR...); every boundary record (z ZIP, 4 ZIP+4, a street range) keeps its own effective "
+        "window. Older imports are kept: a past date uses the rates in force then. Running servers pick the new rates up within LEVY_RATES_REFRESH_SECONDS.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="Rate files, or directories whose files are all imported.")
     p.add_argument("--boundaries", metavar="FILE", help="SST boundary file for the SST rate files given.")
@@ -27,7 +28,8 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
         "--effective-from",
         metavar="YYYY-MM-DD",
         type=date.fromisoformat,
-        help="First day the rates apply (default: the month or quarter in each file name).",
+        help="First day the rates of a per-ZIP table apply, and the date an SST import is labelled with "
+        "(default: the month or quarter in each file name).",
     )
     p.add_argument("--no-progress", action="store_true", help="Do not draw the progress bar on stderr.")
     add_db(p)
@@ -70,7 +72,7 @@ async def _rates_import(args: argparse.Namespace) -> int:
         for path in report.skipped:
             print(f"{path}: already imported")
         for p in report.imported:
-            print(f"{p.path}: imported {len(p.rows)} rows ({p.format}, effective from {p.effective_from.isoformat()})")
+            print(f"{p.path}: imported {len(p.records)} rows ({p.format}, effective from {p.effective_from.isoformat()})")
         print(f"{len(report.imported)} file(s) imported, {len(report.skipped)} already imported")
         return 0
 

@@ -7,8 +7,10 @@ Formats, told apart by content:
   the month in the file name (``..._CA202603.csv`` -> 2026-03-01);
 * Streamlined Sales Tax rate files (no header, first column a state FIPS code)
   with their boundary file: ``--boundaries FILE``, or paired by name (``MNR...``
-  with ``MNB...`` in the same directory). Rows are in force from the quarter in
-  the name (``2026Q2`` -> 2026-04-01) or ``--effective-from``.
+  with ``MNB...`` in the same directory). Every boundary record (``z``, ``4``,
+  ``a``) is kept with its own effective window (:func:`levy.rates.sst.sst_records`);
+  the import is labelled with the quarter in the name (``2026Q2`` ->
+  2026-04-01) or ``--effective-from``.
 """
 
 from __future__ import annotations
@@ -20,13 +22,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.tax.rates import ZipRateRow
-from levy.rates.sst import parse_sst_boundaries, parse_sst_rates, sst_zip_rows
+from levy.domain.tax.local_rates import LocalRecord
+from levy.rates.builtin import states_by_code, zip5_records, zip_directory
+from levy.rates.sst import parse_sst_boundaries, parse_sst_rates, sst_records
 from levy.rates.zip5 import HEADER, effective_from_name, parse_zip5
 from levy.store import rates as store
 
@@ -38,11 +41,12 @@ _SST_BOUNDARY_RE = re.compile(r"\A([A-Z]{2})B(.*)\Z")
 @dataclass(frozen=True)
 class ParsedFile:
     path: Path
-    format: str  # zip5 | sst
+    format: str  # zip5 | sst | ...
     sha256: str
     effective_from: date
     effective_to: date | None
-    rows: list[ZipRateRow]
+    records: list[LocalRecord]
+    report: dict[str, Any] | None = None  # JSON object stored with the import
 
 
 @dataclass
@@ -113,7 +117,7 @@ def build(
         if kind == "zip5":
             rows = parse_zip5(_lines(data), f.name, effective_from)
             start = effective_from or effective_from_name(f.name)
-            parsed.append(ParsedFile(f, "zip5", sha, start, None, rows))
+            parsed.append(ParsedFile(f, "zip5", sha, start, None, zip5_records(rows)))
         elif kind == "sst_rate":
             pair = explicit or _pair(f, boundary_files)
             if pair is None:
@@ -127,12 +131,9 @@ def build(
             rates = parse_sst_rates(_lines(data), f.name)
             bounds = parse_sst_boundaries(_lines(pair[1]), pair[0].name)
             digest = hashlib.sha256(data + b"\0" + pair[1]).hexdigest()
-            rows = sst_zip_rows(rates, bounds, on, f"{f.name}+{pair[0].name}")
+            rows = sst_records(rates, bounds, f"{f.name}+{pair[0].name}", states_by_code(), zip_directory())
             if not rows:
-                raise ValidationFailed(
-                    f"{f}: no ZIP boundary record of {pair[0].name} is in force on {on.isoformat()}; "
-                    "use --effective-from with a date the boundary file covers"
-                )
+                raise ValidationFailed(f"{f}: {pair[0].name} has no boundary record of a known state")
             parsed.append(ParsedFile(f, "sst", digest, on, None, rows))
     return parsed
 
@@ -190,7 +191,7 @@ async def import_files(
         else:
             known.add(p.sha256)
             report.imported.append(p)
-    advance = progress(sum(len(p.rows) for p in report.imported)) if progress and report.imported else None
+    advance = progress(sum(len(p.records) for p in report.imported)) if progress and report.imported else None
     for p in report.imported:
         await store.add_import(
             conn,
@@ -199,7 +200,8 @@ async def import_files(
             sha256=p.sha256,
             effective_from=p.effective_from,
             effective_to=p.effective_to,
-            rows=p.rows,
+            records=p.records,
+            report=p.report,
             progress=advance,
         )
     return report

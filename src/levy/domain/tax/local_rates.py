@@ -10,14 +10,22 @@ indexes them and resolves an address in this order, first match wins:
    directionals and suffix);
 2. ``zip4``: a ZIP+4 range record (SST ``4``) containing the 9-digit ZIP;
 3. ``city``: a record for the address ``city`` (and county where the data
-   carries one) among the ZIP's candidates, names normalised;
+   carries one) among the ZIP's candidates, names normalised
+   (:func:`levy.domain.tax.place_names.normalise_place`); else a place-wide
+   record of that city (in the ZIP's county from the ZIP directory, when both
+   are known); else, only when the ZIP has no record in force and the city is
+   no incorporated place of the data, the ``unincorporated`` record of the
+   ZIP's county (a city name the data does not know is not proof of an
+   unincorporated address: postal names are often neighbourhoods of a city);
 4. ``zip5``: the ZIP's default candidate (``primary``, else the one covering
    most addresses);
 5. ``state``: state-level tax alone, when there is no usable postal code.
 
-Between sources of one state, ``official_address`` beats ``official_zip``
-beats ``estimated`` (:data:`SOURCE_PRECEDENCE`); for one source kind, the
-newer import wins. Older imports' dated records are kept, so a past date
+Only records in force on the date count. Among those matching at one level,
+``official_address`` beats ``official_zip`` beats ``estimated``
+(:data:`SOURCE_PRECEDENCE`); for the ZIP default a ``primary`` record next;
+then the later ``effective_from`` (a newer edition), then the newer import.
+A city matching nothing falls back to the ZIP default, never an error. Older imports' dated records are kept, so a past date
 resolves with the rates in force on that date.
 """
 

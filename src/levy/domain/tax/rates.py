@@ -1,8 +1,9 @@
 """Jurisdictions and rates: an immutable in-memory table, O(1) lookups.
 
 State level comes from the built-in data (``levy/data/tax/state_rates.json``),
-local levels (county, city, special district) from imported per-ZIP rows.
-Jurisdiction codes:
+local levels (county, city, special district) from imported records
+(:mod:`levy.domain.tax.local_rates`: by street range, ZIP+4 range, ZIP or
+place, resolved in the order that module documents). Jurisdiction codes:
 
 * state ``US-ST-CA``; a statewide mandatory local portion ``US-ST-CA-LOCAL``
   (typed ``county`` or ``special`` as the data says; it follows the state for
@@ -18,25 +19,39 @@ files and hands plain rows in.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
-from typing import TypeVar
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.memo import BoundedMemo
-from levy.domain.tax.model import Address, JurisdictionType
 from levy.domain.periods import within
+from levy.domain.tax.local_rates import SOURCE_PRECEDENCE, Component, LocalRecord, ResolutionLevel, StreetRange
+from levy.domain.tax.model import Address, JurisdictionType
+from levy.domain.tax.place_names import (
+    DIRECTIONALS,
+    SUFFIXES,
+    StreetAddress,
+    normalise_county,
+    normalise_place,
+    normalise_street_part,
+    parse_line1,
+)
 
 _ZERO = Decimal(0)
 _T = TypeVar("_T")
 _SLUG_RE = re.compile(r"[^A-Z0-9]+")
-_ZIP_RE = re.compile(r"([0-9]{5})(?:-?[0-9]{4})?\Z")
+_ZIP_RE = re.compile(r"([0-9]{5})(?:-?([0-9]{4}))?\Z")
 # Bound on the resolutions a table keeps (a few hundred bytes each).
 RESOLUTION_CACHE_SIZE = 20_000
 
 
+@lru_cache(maxsize=65_536)
 def slug(name: str) -> str:
     return _SLUG_RE.sub("_", name.upper()).strip("_")
 
@@ -130,21 +145,14 @@ class JurisdictionRate:
 
 
 @dataclass(frozen=True, slots=True)
-class _ZipPeriod:
-    effective_from: date
-    effective_to: date | None
-    rows: tuple[JurisdictionRate, ...]
-
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
-
-
-@dataclass(frozen=True, slots=True)
 class Resolution:
     """Jurisdictions reached by an address on a date.
 
     ``supported`` is False for addresses outside the US (zero tax); ``details``
     explain anything a caller must know (no postal code, local rates missing).
+    ``level`` is how precisely the local rows were found (one of
+    :data:`~levy.domain.tax.local_rates.RESOLUTION_LEVELS`) and ``how`` says it
+    in words (the record's range or city, and its source).
     """
 
     state: str | None
@@ -153,17 +161,85 @@ class Resolution:
     supported: bool = True
     country: str = "US"
     local_missing: bool = False
+    level: ResolutionLevel = "state"
+    how: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """An indexed record and its jurisdiction rows (the index lists candidates best first, see :func:`_best_first`)."""
+
+    record: LocalRecord
+    rows: tuple[JurisdictionRate, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Plus4Ranges:
+    """A ZIP's ZIP+4 range records ordered by their low end, for bisection:
+    ``reach[i]`` is the highest high end among the first ``i + 1`` ranges (a scan
+    back from a ZIP+4 stops where no earlier range reaches it) and ``best[i]``
+    the place of range ``i`` in the ZIP's best-first order (lower is better)."""
+
+    lows: tuple[str, ...]
+    reach: tuple[str, ...]
+    best: tuple[int, ...]
+    cands: tuple[_Candidate, ...]
+
+    @classmethod
+    def of(cls, best_first: tuple[_Candidate, ...]) -> _Plus4Ranges | None:
+        if not best_first:
+            return None
+        ordered = sorted(range(len(best_first)), key=lambda i: best_first[i].record.plus4_low)  # type: ignore[arg-type, return-value]
+        cands = tuple(best_first[i] for i in ordered)
+        reach: list[str] = []
+        for c in cands:
+            high = c.record.plus4_high or ""
+            reach.append(max(reach[-1], high) if reach else high)
+        return cls(tuple(c.record.plus4_low or "" for c in cands), tuple(reach), tuple(ordered), cands)
+
+    def find(self, plus4: str, on: date) -> _Candidate | None:
+        """The best range containing ``plus4`` in force on ``on``."""
+        found: tuple[int, _Candidate] | None = None
+        i = bisect_right(self.lows, plus4) - 1
+        while i >= 0 and self.reach[i] >= plus4:
+            c = self.cands[i]
+            if plus4 <= (c.record.plus4_high or "") and c.record.covers(on) and (found is None or self.best[i] < found[0]):
+                found = (self.best[i], c)
+            i -= 1
+        return found[1] if found is not None else None
+
+
+_NO_STREETS: Mapping[str, tuple[tuple[_Candidate, StreetRange], ...]] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class _ZipEntry:
+    """Everything recorded for one ZIP, each tuple best-ranked first."""
+
+    zip_level: tuple[_Candidate, ...] = ()
+    plus4: _Plus4Ranges | None = None
+    # By street name (as parse_line1 gives it): the ranges, normalised the same way.
+    streets: Mapping[str, tuple[tuple[_Candidate, StreetRange], ...]] = field(default_factory=lambda: _NO_STREETS)
+
+
+_EMPTY_ZIP = _ZipEntry()
 
 
 @dataclass(frozen=True)
 class RateTable:
     states: Mapping[str, StateInfo]
-    zip_periods: Mapping[tuple[str, str], tuple[_ZipPeriod, ...]] = field(default_factory=dict)
+    zips: Mapping[tuple[str, str], _ZipEntry] = field(default_factory=dict)
     zip_directory: Mapping[str, ZipPlace] = field(default_factory=dict)
+    # Place-wide records (zip5 None): by (state, normalised city), and the
+    # unincorporated ones by (state, normalised county); best-ranked first.
+    places: Mapping[tuple[str, str], tuple[_Candidate, ...]] = field(default_factory=dict)
+    unincorporated: Mapping[tuple[str, str], tuple[_Candidate, ...]] = field(default_factory=dict)
     imported_states: frozenset[str] = frozenset()
-    # Resolutions already worked out, by (country, state, postal code, date): the
-    # table is immutable, so a resolution never changes; bounded (see resolve).
-    _resolved: BoundedMemo[tuple[str | None, str | None, str | None, date], Resolution] = field(
+    place_states: frozenset[str] = frozenset()  # states with place-wide records
+    records: tuple[LocalRecord, ...] = ()
+    # Resolutions already worked out, by what decides them (see resolve): the
+    # table is immutable, so a resolution never changes; bounded.
+    _resolved: BoundedMemo[tuple[object, ...], Resolution] = field(
         default_factory=lambda: BoundedMemo(RESOLUTION_CACHE_SIZE), init=False, repr=False, compare=False, hash=False
     )
 
@@ -172,53 +248,91 @@ class RateTable:
     def build(
         cls,
         states: Iterable[StateInfo],
-        zip_rows: Iterable[ZipRateRow] = (),
+        records: Iterable[LocalRecord | ZipRateRow] = (),
         zip_directory: Mapping[str, ZipPlace] | None = None,
     ) -> RateTable:
-        """Index state data and imported ZIP rows.
+        """Index imported records, given oldest import first (a later one wins a tie).
 
-        The statewide mandatory local portion of the built-in data (CA 1.25%,
-        NV 2.25%, UT 1.25%, VA 1%) is taken out of the imported county
-        component first, then special, then city, so it is never counted twice;
-        the imported StateRate column is ignored (the built-in state rate is
-        authoritative: e.g. UT files print 0.048499 for 4.85%).
-        """
+        A :class:`ZipRateRow` (a per-ZIP table row kept from before local
+        records existed) is read as the estimated record :func:`zip_row_record`
+        makes of it."""
         smap = {s.code: s for s in states}
         directory = dict(zip_directory or {})
-        periods: dict[tuple[str, str], list[_ZipPeriod]] = {}
-        imported: set[str] = set()
-        # Equal jurisdiction rows, row tuples and periods are shared by the many ZIPs
+        kept: list[LocalRecord] = []
+        for item in records:
+            if isinstance(item, ZipRateRow):
+                st = smap.get(item.state)
+                if st is None:
+                    continue
+                item = zip_row_record(st, item, directory.get(item.zip5))
+            if item.state in smap:
+                kept.append(item)
+        return cls._index(smap, kept, directory)
+
+    @classmethod
+    def _index(cls, smap: dict[str, StateInfo], records: list[LocalRecord], directory: dict[str, ZipPlace]) -> RateTable:
+        zip_level: dict[tuple[str, str], list[_Candidate]] = {}
+        plus4: dict[tuple[str, str], list[_Candidate]] = {}
+        streets: dict[tuple[str, str], dict[str, list[tuple[_Candidate, StreetRange]]]] = {}
+        places: dict[tuple[str, str], list[_Candidate]] = {}
+        unincorporated: dict[tuple[str, str], list[_Candidate]] = {}
+        # Equal jurisdiction rows and row tuples are shared by the many records
         # that have them (tens of thousands of ZIPs, a few thousand distinct places).
         shared: dict[object, object] = {}
-        for row in zip_rows:
-            st = smap.get(row.state)
-            if st is None:
-                continue
-            imported.add(row.state)
-            rows = _share(shared, tuple(_share(shared, r) for r in _local_rows(st, row, directory.get(row.zip5))))
-            periods.setdefault((row.state, row.zip5), []).append(
-                _share(shared, _ZipPeriod(row.effective_from, row.effective_to, rows))
+        rows_of: dict[tuple[object, ...], tuple[JurisdictionRate, ...]] = {}
+        ranges: dict[StreetRange, StreetRange] = {}
+        for r in records:
+            key = (r.components, r.state, r.source)
+            rows = rows_of.get(key)
+            if rows is None:
+                rows = rows_of[key] = _share(shared, tuple(_share(shared, _component_row(r, c)) for c in r.components))
+            cand = _Candidate(r, rows)
+            if r.zip5 is None:
+                if r.unincorporated and r.county:
+                    unincorporated.setdefault((r.state, normalise_county(r.county)), []).append(cand)
+                elif r.city:
+                    places.setdefault((r.state, normalise_place(r.city)), []).append(cand)
+            elif r.street is not None:
+                rng = ranges.get(r.street)
+                if rng is None:
+                    rng = ranges[r.street] = _normal_range(r.street)
+                streets.setdefault((r.state, r.zip5), {}).setdefault(rng.street, []).append((cand, rng))
+            elif r.plus4_low is not None:
+                plus4.setdefault((r.state, r.zip5), []).append(cand)
+            else:
+                zip_level.setdefault((r.state, r.zip5), []).append(cand)
+        zips: dict[tuple[str, str], _ZipEntry] = {}
+        for key in zip_level.keys() | plus4.keys() | streets.keys():
+            zips[key] = _ZipEntry(
+                _best_first(zip_level.get(key, [])),
+                _Plus4Ranges.of(_best_first(plus4.get(key, []))),
+                {name: _best_first(ranges, _range_rank) for name, ranges in streets[key].items()}
+                if key in streets else _NO_STREETS,
             )
-        frozen = {k: tuple(sorted(v, key=lambda p: p.effective_from, reverse=True)) for k, v in periods.items()}
-        return cls(states=smap, zip_periods=frozen, zip_directory=directory, imported_states=frozenset(imported))
+        return cls(
+            states=smap,
+            zips=zips,
+            zip_directory=directory,
+            places={k: _best_first(v) for k, v in places.items()},
+            unincorporated={k: _best_first(v) for k, v in unincorporated.items()},
+            imported_states=frozenset(r.state for r in records),
+            place_states=frozenset(s for s, _ in places.keys() | unincorporated.keys()),
+            records=tuple(records),
+        )
 
-    def with_zip_rows(self, zip_rows: Iterable[ZipRateRow]) -> RateTable:
-        """A new table with more imported rows (later imports win on the same dates)."""
-        new = RateTable.build(self.states.values(), zip_rows, self.zip_directory)
-        merged: dict[tuple[str, str], tuple[_ZipPeriod, ...]] = dict(self.zip_periods)
-        for k, v in new.zip_periods.items():
-            old = tuple(p for p in merged.get(k, ()) if all(p.effective_from != n.effective_from for n in v))
-            merged[k] = tuple(sorted(v + old, key=lambda p: p.effective_from, reverse=True))
-        return RateTable(self.states, merged, self.zip_directory, self.imported_states | new.imported_states)
+    def with_records(self, records: Iterable[LocalRecord | ZipRateRow]) -> RateTable:
+        """A new table with the records of a newer import added (they win ties)."""
+        return RateTable.build(self.states.values(), [*self.records, *records], self.zip_directory)
 
     # --------------------------------------------------------------- resolve
     def resolve(self, address: Address, on: date, pointer: str = "") -> Resolution:
-        """Jurisdictions and rates for ``address`` on ``on`` (see module doc).
+        """Jurisdictions and rates for ``address`` on ``on`` (see the module doc of
+        :mod:`levy.domain.tax.local_rates` for the order).
 
-        Only the country, state and postal code matter; their resolution is kept
-        (up to ``RESOLUTION_CACHE_SIZE`` entries, then the cache starts over).
+        The country, state, postal code, city and line1 decide it; the resolution is
+        kept (up to ``RESOLUTION_CACHE_SIZE`` entries, then the cache starts over).
         Invalid addresses raise every time and are not kept."""
-        key = (address.country, address.state, address.postal_code, on)
+        key = (address.country, address.state, address.postal_code, address.city, address.line1, on)
         hit = self._resolved.get(key)
         if hit is not None:
             return hit
@@ -236,6 +350,7 @@ class RateTable:
                 country=country,
             )
         zip5: str | None = None
+        plus4: str | None = None
         if address.postal_code:
             m = _ZIP_RE.match(address.postal_code.strip())
             if not m:
@@ -244,7 +359,7 @@ class RateTable:
                     pointer=f"{apointer}/postal_code",
                     input=address.postal_code,
                 )
-            zip5 = m.group(1)
+            zip5, plus4 = m.group(1), m.group(2)
         state = (address.state or "").strip().upper()
         place = self.zip_directory.get(zip5) if zip5 else None
         if not state:
@@ -256,8 +371,8 @@ class RateTable:
             raise ValidationFailed(
                 f"'{state}' is not a US state code.", pointer=f"{apointer}/state", input=address.state
             )
-        periods = self.zip_periods.get((state, zip5)) if zip5 else None
-        if zip5 and periods is None and place is not None and place.state != state:
+        entry = self.zips.get((state, zip5)) if zip5 else None
+        if zip5 and entry is None and place is not None and place.state != state:
             raise ValidationFailed(
                 f"The postal code {zip5} does not belong to the state {state}.",
                 pointer=f"{apointer}/postal_code",
@@ -278,23 +393,143 @@ class RateTable:
         if swl is not None:
             rows.append(JurisdictionRate(f"US-ST-{state}-LOCAL", swl.name, swl.type, swl.rate, state, True, swl.source))
         local_missing = False
+        level: ResolutionLevel = "state"
+        how = "resolved by state only"
         if not zip5:
             details.append("no postal code: state-level tax only; local taxes not calculated")
             local_missing = info.has_local_taxes
         elif info.has_local_taxes:
-            period = None
-            for p in periods or ():
-                if p.covers(on):
-                    period = p
-                    break
-            if period is None:
+            county = place.county if place is not None and place.state == state else None
+            found = self._local(state, zip5, plus4, address, county, entry or _EMPTY_ZIP, on)
+            if found is None:
                 local_missing = True
+                how = f"ZIP {zip5}: no local record"
                 details.append(
                     f"local rates for ZIP {zip5} are not loaded for {on.isoformat()}: local taxes missing, only state-level tax calculated"
                 )
             else:
-                rows.extend(period.rows)
-        return Resolution(state, tuple(rows), tuple(details), True, "US", local_missing)
+                level, how, cand = found
+                rows.extend(cand.rows)
+        else:
+            level, how = "zip5", f"resolved by ZIP {zip5}: {info.name} has no local sales taxes"
+        return Resolution(state, tuple(rows), tuple(details), True, "US", local_missing, level, how)
+
+    def _local(
+        self, state: str, zip5: str, plus4: str | None, address: Address, county: str | None, entry: _ZipEntry, on: date
+    ) -> tuple[ResolutionLevel, str, _Candidate] | None:
+        """The local record an address reaches, first match in the documented order."""
+        if entry.streets and address.line1:
+            street = parse_line1(address.line1)
+            if street is not None:
+                hit = _street_match(entry.streets.get(street.street, ()), street, on)
+                if hit is not None:
+                    cand, rng = hit
+                    return "address", f"resolved by street range {_range_text(rng)} in ZIP {zip5} ({_source(cand)})", cand
+        if plus4 is not None and entry.plus4 is not None:
+            cand = entry.plus4.find(plus4, on)
+            if cand is not None:
+                r = cand.record
+                return "zip4", f"resolved by ZIP+4 range {zip5}-{r.plus4_low}..{zip5}-{r.plus4_high} ({_source(cand)})", cand
+        in_force = [c for c in entry.zip_level if c.record.covers(on)]
+        city = (address.city or "").strip()
+        if city:
+            found = self._by_city(state, zip5, city, county, in_force, on)
+            if found is not None:
+                return "city", found[0], found[1]
+        if not in_force:
+            return None
+        best = in_force[0]
+        if city and (any(c.record.city for c in in_force) or state in self.place_states):
+            how = f"city '{city}' matches no candidate for ZIP {zip5}: ZIP {zip5} default ({_source(best)})"
+        elif len(in_force) > 1 or entry.plus4 or entry.streets or state in self.place_states:
+            among = f" among {len(in_force)} candidates" if len(in_force) > 1 else ""
+            how = f"ZIP {zip5} default{among} ({_source(best)}); send the city or ZIP+4 for a more precise rate"
+        else:
+            how = f"resolved by ZIP {zip5} ({_source(best)})"
+        return "zip5", how, best
+
+    def _by_city(
+        self, state: str, zip5: str, city: str, county: str | None, in_force: list[_Candidate], on: date
+    ) -> tuple[str, _Candidate] | None:
+        """A candidate for the address city: the ZIP's own records with that city,
+        else a place-wide record of the city (in the ZIP's county when both are
+        known), else, when the ZIP has no record on the date and the city is not
+        an incorporated place of the data, the unincorporated area of the ZIP's county."""
+        name = normalise_place(city)
+        for cand in in_force:
+            if cand.record.city and normalise_place(cand.record.city) == name:
+                return f"resolved by city '{city}' among {len(in_force)} candidates for ZIP {zip5} ({_source(cand)})", cand
+        wide = self.places.get((state, name), ())
+        county_name = normalise_county(county) if county else None
+        for cand in wide:
+            rc = cand.record.county
+            if cand.record.covers(on) and (rc is None or county_name is None or normalise_county(rc) == county_name):
+                where = f" in {county}" if county else ""
+                return f"resolved by city '{city}'{where} ({_source(cand)})", cand
+        if in_force or wide or county_name is None:
+            return None
+        for cand in self.unincorporated.get((state, county_name), ()):
+            if cand.record.covers(on):
+                return (f"resolved by county: '{city}' is not an incorporated city of the data, so the unincorporated "
+                        f"area of {county} ({_source(cand)})", cand)
+        return None
+
+
+def _rank(cand: _Candidate) -> tuple[int, bool, date]:
+    r = cand.record
+    return SOURCE_PRECEDENCE.get(r.source_kind, 0), r.primary, r.effective_from
+
+
+def _range_rank(item: tuple[_Candidate, StreetRange]) -> tuple[int, bool, date]:
+    return _rank(item[0])
+
+
+def _best_first(items: list[_T], key: Callable[[_T], Any] = _rank) -> tuple[_T, ...]:  # type: ignore[assignment]
+    """``items`` (in import order) best first: the stronger source kind, a primary
+    record, the later start, then the later import (a stable sort of the reversed list)."""
+    return tuple(sorted(reversed(items), key=key, reverse=True))
+
+
+def _source(cand: _Candidate) -> str:
+    r = cand.record
+    return f"{r.source_kind}: {r.source}" + (f" line {r.line}" if r.line else "")
+
+
+def _normal_range(r: StreetRange) -> StreetRange:
+    """``r`` with its parts as :func:`parse_line1` gives them (``r`` itself when they already are)."""
+    normal = StreetRange(
+        r.low, r.high, r.parity, normalise_street_part(r.street),
+        normalise_street_part(r.predir, DIRECTIONALS), normalise_street_part(r.suffix, SUFFIXES),
+        normalise_street_part(r.postdir, DIRECTIONALS),
+    )
+    return r if normal == r else normal
+
+
+def _range_text(r: StreetRange) -> str:
+    words = [f"{r.low}-{r.high} ({r.parity})", r.predir, r.street, r.suffix, r.postdir]
+    return " ".join(w for w in words if w)
+
+
+def _street_match(
+    ranges: tuple[tuple[_Candidate, StreetRange], ...], street: StreetAddress, on: date
+) -> tuple[_Candidate, StreetRange] | None:
+    """The range for ``street`` among its street's ranges: the house number on a
+    covered side; a directional or suffix given on both sides must agree (one
+    left out matches any); the range agreeing on more of them wins, then rank."""
+    best: tuple[int, tuple[_Candidate, StreetRange]] | None = None
+    for cand, rng in ranges:
+        if not rng.covers(street.number) or not cand.record.covers(on):
+            continue
+        score = 0
+        for mine, theirs in ((street.predir, rng.predir), (street.suffix, rng.suffix), (street.postdir, rng.postdir)):
+            if mine and theirs:
+                if mine != theirs:
+                    break
+                score += 1
+        else:
+            if best is None or score > best[0]:
+                best = (score, (cand, rng))
+    return best[1] if best is not None else None
 
 
 def _share(shared: dict[object, object], value: _T) -> _T:
@@ -302,30 +537,59 @@ def _share(shared: dict[object, object], value: _T) -> _T:
     return shared.setdefault(value, value)  # type: ignore[return-value]
 
 
-def _local_rows(st: StateInfo, row: ZipRateRow, place: ZipPlace | None) -> tuple[JurisdictionRate, ...]:
-    county, special, city = row.county_rate, row.special_rate, row.city_rate
-    swl = st.statewide_local_on(row.effective_from)
-    if swl is not None:
-        left = swl.rate
-        take = min(county, left)
-        county -= take
-        left -= take
-        take = min(special, left)
-        special -= take
-        left -= take
-        take = min(city, left)
-        city -= take
+def _component_row(r: LocalRecord, c: Component) -> JurisdictionRate:
+    return JurisdictionRate(c.code, c.name, c.type, c.rate, r.state, False, r.source)
+
+
+def without_statewide_local(st: StateInfo, components: tuple[Component, ...], on: date) -> tuple[Component, ...]:
+    """``components`` less the state's statewide mandatory local portion in force on
+    ``on`` (CA 1.25%, NV 2.25%, UT 1.25%, VA 1% in the built-in data), taken
+    from the county components first, then special, then city, so that it is
+    never counted twice (it comes from the built-in data); a component left at
+    zero is dropped."""
+    swl = st.statewide_local_on(on)
+    if swl is None:
+        return components
+    left = swl.rate
+    rates = [c.rate for c in components]
+    for kind in ("county", "special", "city"):
+        for i, c in enumerate(components):
+            if c.type == kind and left > 0:
+                take = min(rates[i], left)
+                rates[i] -= take
+                left -= take
+    return tuple(c if r == c.rate else replace(c, rate=r) for c, r in zip(components, rates) if r > 0)
+
+
+def zip_row_record(st: StateInfo, row: ZipRateRow, place: ZipPlace | None) -> LocalRecord:
+    """A per-ZIP table row as an ``estimated``, primary ZIP-level record.
+
+    The statewide mandatory local portion is taken out
+    (:func:`without_statewide_local`); the row's StateRate is ignored (the
+    built-in state rate is authoritative: e.g. UT files print 0.048499 for
+    4.85%). Names come from the ZIP directory when it knows the ZIP, else from
+    the row's region name.
+    """
     region = row.region_name.strip() or row.zip5
     same_state = place is not None and place.state == row.state
-    county_name = place.county if same_state and place.county else f"{region.title()} County"
-    city_name = place.city if same_state and place.city else region.title()
-    out: list[JurisdictionRate] = []
+    county_name = place.county if same_state and place.county else f"{region.title()} County"  # type: ignore[union-attr]
+    city_name = place.city if same_state and place.city else region.title()  # type: ignore[union-attr]
     s = row.state
-    if county > 0:
-        out.append(JurisdictionRate(f"US-CO-{s}-{slug(county_name)}", county_name, "county", county, s, False, row.source))
-    if city > 0:
-        out.append(JurisdictionRate(f"US-CI-{s}-{slug(city_name)}", city_name, "city", city, s, False, row.source))
-    if special > 0:
-        name = f"{region.title()} special district"
-        out.append(JurisdictionRate(f"US-SP-{s}-{slug(region)}", name, "special", special, s, False, row.source))
-    return tuple(out)
+    parts = (
+        Component("county", county_name, row.county_rate, f"US-CO-{s}-{slug(county_name)}"),
+        Component("special", f"{region.title()} special district", row.special_rate, f"US-SP-{s}-{slug(region)}"),
+        Component("city", city_name, row.city_rate, f"US-CI-{s}-{slug(city_name)}"),
+    )
+    local = without_statewide_local(st, tuple(c for c in parts if c.rate > 0), row.effective_from)
+    order = {"county": 0, "city": 1, "special": 2}
+    return LocalRecord(
+        state=s,
+        zip5=row.zip5,
+        components=tuple(sorted(local, key=lambda c: order[c.type])),
+        effective_from=row.effective_from,
+        effective_to=row.effective_to,
+        source=row.source,
+        source_kind="estimated",
+        primary=True,
+        line=row.line,
+    )
