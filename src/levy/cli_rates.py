@@ -70,7 +70,7 @@ async def _rates_import(args: argparse.Namespace) -> int:
         for path in report.skipped:
             print(f"{path}: already imported")
         for p in report.imported:
-            print(f"{p.path}: imported {len(p.rows)} rows ({p.format}, effective from {p.effective_from.isoformat()})")
+            print(f"{p.path}: imported {len(p.records)} rows ({p.format}, effective from {p.effective_from.isoformat()})")
         print(f"{len(report.imported)} file(s) imported, {len(report.skipped)} already imported")
         return 0
 

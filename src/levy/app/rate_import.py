@@ -20,12 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.tax.rates import ZipRateRow
+from levy.domain.tax.local_rates import LocalRecord
+from levy.rates.builtin import zip5_records
 from levy.rates.sst import parse_sst_boundaries, parse_sst_rates, sst_zip_rows
 from levy.rates.zip5 import HEADER, effective_from_name, parse_zip5
 from levy.store import rates as store
@@ -38,11 +39,12 @@ _SST_BOUNDARY_RE = re.compile(r"\A([A-Z]{2})B(.*)\Z")
 @dataclass(frozen=True)
 class ParsedFile:
     path: Path
-    format: str  # zip5 | sst
+    format: str  # zip5 | sst | ...
     sha256: str
     effective_from: date
     effective_to: date | None
-    rows: list[ZipRateRow]
+    records: list[LocalRecord]
+    report: dict[str, Any] | None = None  # JSON object stored with the import
 
 
 @dataclass
@@ -113,7 +115,7 @@ def build(
         if kind == "zip5":
             rows = parse_zip5(_lines(data), f.name, effective_from)
             start = effective_from or effective_from_name(f.name)
-            parsed.append(ParsedFile(f, "zip5", sha, start, None, rows))
+            parsed.append(ParsedFile(f, "zip5", sha, start, None, zip5_records(rows)))
         elif kind == "sst_rate":
             pair = explicit or _pair(f, boundary_files)
             if pair is None:
@@ -127,7 +129,7 @@ def build(
             rates = parse_sst_rates(_lines(data), f.name)
             bounds = parse_sst_boundaries(_lines(pair[1]), pair[0].name)
             digest = hashlib.sha256(data + b"\0" + pair[1]).hexdigest()
-            rows = sst_zip_rows(rates, bounds, on, f"{f.name}+{pair[0].name}")
+            rows = zip5_records(sst_zip_rows(rates, bounds, on, f"{f.name}+{pair[0].name}"))
             if not rows:
                 raise ValidationFailed(
                     f"{f}: no ZIP boundary record of {pair[0].name} is in force on {on.isoformat()}; "
@@ -190,7 +192,7 @@ async def import_files(
         else:
             known.add(p.sha256)
             report.imported.append(p)
-    advance = progress(sum(len(p.rows) for p in report.imported)) if progress and report.imported else None
+    advance = progress(sum(len(p.records) for p in report.imported)) if progress and report.imported else None
     for p in report.imported:
         await store.add_import(
             conn,
@@ -199,7 +201,8 @@ async def import_files(
             sha256=p.sha256,
             effective_from=p.effective_from,
             effective_to=p.effective_to,
-            rows=p.rows,
+            records=p.records,
+            report=p.report,
             progress=advance,
         )
     return report

@@ -1,8 +1,8 @@
 """Rates in memory: one immutable RateTable per process, swapped atomically.
 
-At start-up every imported ZIP row is loaded into a
+At start-up every imported record is loaded into a
 :class:`~levy.domain.tax.rates.RateTable` (built-in state data + imported local
-rows + the ZIP directory) kept in ``services.extras``. A background task looks
+records + the ZIP directory) kept in ``services.extras``. A background task looks
 at ``rate_imports`` every ``LEVY_RATES_REFRESH_SECONDS`` (default 10; 0 turns
 the refresh off) and, when an import was added, builds a new table off the
 event loop and replaces the reference in one assignment. A calculation reads
@@ -60,7 +60,7 @@ async def reload(services: AppServices, *, force: bool = False) -> bool:
         loaded: LoadedRates | None = services.extras.get(EXTRA_KEY)
         if not force and loaded is not None and loaded.marker == marker:
             return False
-        rows = await store.all_zip_rows(conn)
+        rows = await store.all_records(conn)
     table = await asyncio.to_thread(builtin_rate_table, rows)
     services.extras[EXTRA_KEY] = LoadedRates(table, marker)
     # The table is hundreds of thousands of long-lived, acyclic objects: keep them
@@ -69,7 +69,7 @@ async def reload(services: AppServices, *, force: bool = False) -> bool:
     # frees a replaced table). Collected first so that no garbage is frozen.
     gc.collect()
     gc.freeze()
-    log.info("rate table loaded: %d imports, %d ZIP rows", marker[0], len(rows))
+    log.info("rate table loaded: %d imports, %d records", marker[0], len(rows))
     return True
 
 

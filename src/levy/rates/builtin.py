@@ -70,9 +70,19 @@ def _intern(value: str | None) -> str | None:
     return sys.intern(value) if value else None
 
 
-def builtin_rate_table(zip_rows=()) -> RateTable:  # type: ignore[no-untyped-def]
-    """A RateTable of the built-in state data, the ZIP directory and ``zip_rows``."""
-    return RateTable.build(load_states(), zip_rows, zip_directory())
+def builtin_rate_table(records=()) -> RateTable:  # type: ignore[no-untyped-def]
+    """A RateTable of the built-in state data, the ZIP directory and imported ``records``
+    (LocalRecord, or ZipRateRow read as estimated records), oldest import first."""
+    return RateTable.build(load_states(), records, zip_directory())
+
+
+def zip5_records(rows):  # type: ignore[no-untyped-def]
+    """Per-ZIP table rows as estimated LocalRecords, named from the ZIP directory."""
+    from levy.domain.tax.rates import zip_row_record
+
+    states = {s.code: s for s in load_states()}
+    directory = zip_directory()
+    return [zip_row_record(states[r.state], r, directory.get(r.zip5)) for r in rows if r.state in states]
 
 
 def _rule(state: str, r: dict[str, Any]):  # type: ignore[no-untyped-def]

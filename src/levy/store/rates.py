@@ -1,19 +1,26 @@
-"""Imported rate tables in SQL: ``rate_imports`` (one row per imported file) and
-``zip_rates`` (its per-ZIP rows). Reference data shared by every organization.
+"""Imported rate tables in SQL: ``rate_imports`` (one row per imported file,
+with its report) and ``local_rates`` (its records, one row per
+:class:`~levy.domain.tax.local_rates.LocalRecord`). ``zip_rates`` keeps the
+per-ZIP rows of imports made before ``local_rates`` existed; they are read back
+as estimated records. Reference data shared by every organization.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.ids import new_id
+from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange
 from levy.domain.tax.rates import ZipRateRow
-from levy.store.tables.areas import rate_imports, zip_rates
+from levy.store.tables.areas import local_rates, rate_imports, zip_rates
 
 # Rows per executemany batch (also the progress bar's step).
 CHUNK = 5000
@@ -29,6 +36,7 @@ class RateImport:
     effective_to: date | None
     row_count: int
     imported_at: datetime
+    report: dict[str, Any] | None = None
 
 
 async def imported_hashes(conn: AsyncConnection, hashes: Sequence[str]) -> set[str]:
@@ -46,10 +54,12 @@ async def add_import(
     sha256: str,
     effective_from: date,
     effective_to: date | None,
-    rows: Sequence[ZipRateRow],
+    records: Sequence[LocalRecord],
+    report: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> str:
-    """Record one imported file and insert its rows (inside the caller's transaction)."""
+    """Record one imported file, its report (a JSON object) and its records, inside
+    the caller's transaction (executemany in chunks of ``CHUNK``); the import id."""
     import_id = new_id("imp")
     await conn.execute(
         insert(rate_imports).values(
@@ -59,42 +69,62 @@ async def add_import(
             sha256=sha256,
             effective_from=effective_from,
             effective_to=effective_to,
-            row_count=len(rows),
+            row_count=len(records),
             imported_at=datetime.now(UTC),
+            report=json.dumps(report, sort_keys=True, default=str) if report is not None else None,
         )
     )
-    stmt = insert(zip_rates)
-    for start in range(0, len(rows), CHUNK):
-        chunk = rows[start : start + CHUNK]
-        await conn.execute(
-            stmt,
-            [
-                {
-                    "import_id": import_id,
-                    "state": r.state,
-                    "zip5": r.zip5,
-                    "region_name": r.region_name[:200],
-                    "state_rate": r.state_rate,
-                    "county_rate": r.county_rate,
-                    "city_rate": r.city_rate,
-                    "special_rate": r.special_rate,
-                    "effective_from": r.effective_from,
-                    "effective_to": r.effective_to,
-                    "source": r.source[:500],
-                    "line": r.line,
-                }
-                for r in chunk
-            ],
-        )
+    stmt = insert(local_rates)
+    encoded: dict[tuple[Component, ...], str] = {}
+    for start in range(0, len(records), CHUNK):
+        chunk = records[start : start + CHUNK]
+        await conn.execute(stmt, [_record_row(import_id, r, encoded) for r in chunk])
         if progress is not None:
             progress(len(chunk))
     return import_id
 
 
+def _record_row(import_id: str, r: LocalRecord, encoded: dict[tuple[Component, ...], str]) -> dict[str, Any]:
+    components = encoded.get(r.components)
+    if components is None:
+        components = encoded[r.components] = json.dumps(
+            [{"type": c.type, "name": c.name, "rate": str(c.rate), "code": c.code, "authority": c.authority}
+             for c in r.components]
+        )
+    s = r.street
+    return {
+        "import_id": import_id,
+        "state": r.state,
+        "zip5": r.zip5,
+        "plus4_low": r.plus4_low,
+        "plus4_high": r.plus4_high,
+        "street_low": s.low if s else None,
+        "street_high": s.high if s else None,
+        "street_parity": s.parity if s else None,
+        "street_predir": s.predir if s else None,
+        "street_name": s.street[:200] if s else None,
+        "street_suffix": s.suffix if s else None,
+        "street_postdir": s.postdir if s else None,
+        "city": r.city[:200] if r.city else None,
+        "county": r.county[:200] if r.county else None,
+        "is_primary": r.primary,
+        "unincorporated": r.unincorporated,
+        "components": components,
+        "effective_from": r.effective_from,
+        "effective_to": r.effective_to,
+        "source": r.source[:500],
+        "source_kind": r.source_kind,
+        "line": r.line,
+    }
+
+
 async def list_imports(conn: AsyncConnection) -> list[RateImport]:
     rows = await conn.execute(select(rate_imports).order_by(rate_imports.c.id.desc()))
     return [
-        RateImport(r.id, r.format, r.source_file, r.sha256, r.effective_from, r.effective_to, r.row_count, r.imported_at)
+        RateImport(
+            r.id, r.format, r.source_file, r.sha256, r.effective_from, r.effective_to, r.row_count, r.imported_at,
+            json.loads(r.report) if r.report else None,
+        )
         for r in rows
     ]
 
@@ -105,10 +135,11 @@ async def imports_marker(conn: AsyncConnection) -> tuple[int, str | None]:
     return int(row[0]), row[1]
 
 
-async def all_zip_rows(conn: AsyncConnection) -> list[ZipRateRow]:
-    """Every imported row, newest import first: for the same ZIP and start date the newest import wins
-    (RateTable keeps the first period it sees among periods starting the same day)."""
-    result = await conn.execute(
+async def all_records(conn: AsyncConnection) -> list[LocalRecord | ZipRateRow]:
+    """Every imported record, oldest import first (the rate table lets a later
+    import win a tie): the per-ZIP rows of imports made before ``local_rates``
+    existed (read as estimated records by ``RateTable.build``), then the records."""
+    legacy = await conn.execute(
         select(
             zip_rates.c.state,
             zip_rates.c.zip5,
@@ -121,6 +152,41 @@ async def all_zip_rows(conn: AsyncConnection) -> list[ZipRateRow]:
             zip_rates.c.effective_to,
             zip_rates.c.source,
             zip_rates.c.line,
-        ).order_by(zip_rates.c.import_id.desc(), zip_rates.c.id)
+        ).order_by(zip_rates.c.import_id, zip_rates.c.id)
     )
-    return [ZipRateRow(*r) for r in result]
+    out: list[LocalRecord | ZipRateRow] = [ZipRateRow(*r) for r in legacy]
+    result = await conn.execute(select(local_rates).order_by(local_rates.c.import_id, local_rates.c.id))
+    decoded: dict[str, tuple[Component, ...]] = {}
+    for r in result:
+        components = decoded.get(r.components)
+        if components is None:
+            components = decoded[r.components] = tuple(
+                Component(c["type"], c["name"], Decimal(c["rate"]), c["code"], c.get("authority", ""))
+                for c in json.loads(r.components)
+            )
+        street = None
+        if r.street_name is not None:
+            street = StreetRange(
+                r.street_low, r.street_high, r.street_parity, r.street_name,
+                r.street_predir or "", r.street_suffix or "", r.street_postdir or "",
+            )
+        out.append(
+            LocalRecord(
+                state=r.state,
+                zip5=r.zip5,
+                components=components,
+                effective_from=r.effective_from,
+                effective_to=r.effective_to,
+                source=r.source,
+                source_kind=r.source_kind,
+                city=r.city,
+                county=r.county,
+                plus4_low=r.plus4_low,
+                plus4_high=r.plus4_high,
+                street=street,
+                primary=r.is_primary,
+                unincorporated=r.unincorporated,
+                line=r.line,
+            )
+        )
+    return out

@@ -296,7 +296,7 @@ def test_later_import_supersedes_and_dates_are_respected(rules):
         return ZipRateRow("TX", "75201", "DALLAS", Decimal("0.0625"), Decimal(county), Decimal(0), Decimal(0), start, None, "t", 2)
 
     base = RateTable.build(load_states(), [row(date(2026, 1, 1), "0.01")], zip_directory())
-    newer = base.with_zip_rows([row(date(2026, 3, 1), "0.02")])
+    newer = base.with_records([row(date(2026, 3, 1), "0.02")])
     line = mkline(state="TX", zip="75201")
     # before the newer table: 625 + 1% 100 ; after: 625 + 2% 200 ; the old table is unchanged (immutable)
     assert calc(newer, rules, [line], transaction_date=date(2026, 2, 1)).tax_amount == 725

@@ -254,7 +254,7 @@ def calculate(
         plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on)
         rows, tax, before = _line_rows(plan, line.quantity, gross, net)
         discounts = _discount_results(line, share, max(0, before - tax))
-        results.append(LineResult(line.id, tax, before, rows, discounts, amount, net))
+        results.append(LineResult(line.id, tax, before, rows, discounts, amount, net, resolution=res.level))
         total += tax
     return CalculationResult(total, inp.currency, tuple(results))
 
@@ -301,7 +301,7 @@ def _line_plan(
         return hit[3], hit[4]
     extra = [line.customer_detail] if line.customer_detail else []
     if not res.supported:
-        detail = "; ".join(list(res.details) + extra)
+        detail = "; ".join([res.how, *res.details, *extra])
         plan: tuple[Rule | None, tuple[object, ...]] = (None, (
             TaxRow(res.country, res.country, "state", _ZERO, 0, 0, False, "Country not supported yet", detail,
                    exempt_reason="no_tax"),
@@ -317,9 +317,9 @@ def _line_plan(
         exemption_name = "Exempt: sale for resale (_RESALE)"
     else:
         exemption_name = _certificate_exemption(line.exemption, settings, attrs, state, on)
-    # The resolution's notes go on the state row (on every row when it has none).
-    state_detail = "; ".join(list(res.details) + extra)
-    local_detail = state_detail if not res.details else "; ".join(extra)
+    # How the address was resolved goes on every row; the resolution's notes on the state row.
+    state_detail = "; ".join([res.how, *res.details, *extra])
+    local_detail = "; ".join([res.how, *extra])
     entries: list[object] = []
     for j in res.rows:
         is_reg = state_registered if j.statewide else (j.code in registered or state_registered)

@@ -145,6 +145,8 @@ class LineResult:
     taxable_amount: int  # amount less its own discounts and its share of discount_amount
     is_sales_tax: bool = False
     detail: str = ""
+    # How the line's address was resolved (levy.domain.tax.local_rates.RESOLUTION_LEVELS); "" for collected-tax lines.
+    resolution: str = ""
 
 
 @value

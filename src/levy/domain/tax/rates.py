@@ -1,8 +1,9 @@
 """Jurisdictions and rates: an immutable in-memory table, O(1) lookups.
 
 State level comes from the built-in data (``levy/data/tax/state_rates.json``),
-local levels (county, city, special district) from imported per-ZIP rows.
-Jurisdiction codes:
+local levels (county, city, special district) from imported records
+(:mod:`levy.domain.tax.local_rates`: by street range, ZIP+4 range, ZIP or
+place, resolved in the order that module documents). Jurisdiction codes:
 
 * state ``US-ST-CA``; a statewide mandatory local portion ``US-ST-CA-LOCAL``
   (typed ``county`` or ``special`` as the data says; it follows the state for
@@ -22,17 +23,28 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from operator import attrgetter
 from typing import TypeVar
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.memo import BoundedMemo
-from levy.domain.tax.model import Address, JurisdictionType
 from levy.domain.periods import within
+from levy.domain.tax.local_rates import SOURCE_PRECEDENCE, Component, LocalRecord, ResolutionLevel, StreetRange
+from levy.domain.tax.model import Address, JurisdictionType
+from levy.domain.tax.place_names import (
+    DIRECTIONALS,
+    SUFFIXES,
+    StreetAddress,
+    normalise_county,
+    normalise_place,
+    normalise_street_part,
+    parse_line1,
+)
 
 _ZERO = Decimal(0)
 _T = TypeVar("_T")
 _SLUG_RE = re.compile(r"[^A-Z0-9]+")
-_ZIP_RE = re.compile(r"([0-9]{5})(?:-?[0-9]{4})?\Z")
+_ZIP_RE = re.compile(r"([0-9]{5})(?:-?([0-9]{4}))?\Z")
 # Bound on the resolutions a table keeps (a few hundred bytes each).
 RESOLUTION_CACHE_SIZE = 20_000
 
@@ -130,21 +142,14 @@ class JurisdictionRate:
 
 
 @dataclass(frozen=True, slots=True)
-class _ZipPeriod:
-    effective_from: date
-    effective_to: date | None
-    rows: tuple[JurisdictionRate, ...]
-
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
-
-
-@dataclass(frozen=True, slots=True)
 class Resolution:
     """Jurisdictions reached by an address on a date.
 
     ``supported`` is False for addresses outside the US (zero tax); ``details``
     explain anything a caller must know (no postal code, local rates missing).
+    ``level`` is how precisely the local rows were found (one of
+    :data:`~levy.domain.tax.local_rates.RESOLUTION_LEVELS`) and ``how`` says it
+    in words (the record's range or city, and its source).
     """
 
     state: str | None
@@ -153,17 +158,48 @@ class Resolution:
     supported: bool = True
     country: str = "US"
     local_missing: bool = False
+    level: ResolutionLevel = "state"
+    how: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """An indexed record: its jurisdiction rows and its rank (higher wins)."""
+
+    record: LocalRecord
+    rows: tuple[JurisdictionRate, ...]
+    # (source precedence, primary, first day in force, import order)
+    rank: tuple[int, bool, date, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _ZipEntry:
+    """Everything recorded for one ZIP, each tuple best-ranked first."""
+
+    zip_level: tuple[_Candidate, ...] = ()
+    plus4: tuple[_Candidate, ...] = ()
+    streets: tuple[tuple[_Candidate, StreetRange], ...] = ()  # the range normalised as parse_line1 gives
+
+
+_EMPTY_ZIP = _ZipEntry()
+_RANK = attrgetter("rank")
 
 
 @dataclass(frozen=True)
 class RateTable:
     states: Mapping[str, StateInfo]
-    zip_periods: Mapping[tuple[str, str], tuple[_ZipPeriod, ...]] = field(default_factory=dict)
+    zips: Mapping[tuple[str, str], _ZipEntry] = field(default_factory=dict)
     zip_directory: Mapping[str, ZipPlace] = field(default_factory=dict)
+    # Place-wide records (zip5 None): by (state, normalised city), and the
+    # unincorporated ones by (state, normalised county); best-ranked first.
+    places: Mapping[tuple[str, str], tuple[_Candidate, ...]] = field(default_factory=dict)
+    unincorporated: Mapping[tuple[str, str], tuple[_Candidate, ...]] = field(default_factory=dict)
     imported_states: frozenset[str] = frozenset()
-    # Resolutions already worked out, by (country, state, postal code, date): the
-    # table is immutable, so a resolution never changes; bounded (see resolve).
-    _resolved: BoundedMemo[tuple[str | None, str | None, str | None, date], Resolution] = field(
+    place_states: frozenset[str] = frozenset()  # states with place-wide records
+    records: tuple[LocalRecord, ...] = ()
+    # Resolutions already worked out, by what decides them (see resolve): the
+    # table is immutable, so a resolution never changes; bounded.
+    _resolved: BoundedMemo[tuple[object, ...], Resolution] = field(
         default_factory=lambda: BoundedMemo(RESOLUTION_CACHE_SIZE), init=False, repr=False, compare=False, hash=False
     )
 
@@ -172,53 +208,82 @@ class RateTable:
     def build(
         cls,
         states: Iterable[StateInfo],
-        zip_rows: Iterable[ZipRateRow] = (),
+        records: Iterable[LocalRecord | ZipRateRow] = (),
         zip_directory: Mapping[str, ZipPlace] | None = None,
     ) -> RateTable:
-        """Index state data and imported ZIP rows.
+        """Index imported records, given oldest import first (a later one wins a tie).
 
-        The statewide mandatory local portion of the built-in data (CA 1.25%,
-        NV 2.25%, UT 1.25%, VA 1%) is taken out of the imported county
-        component first, then special, then city, so it is never counted twice;
-        the imported StateRate column is ignored (the built-in state rate is
-        authoritative: e.g. UT files print 0.048499 for 4.85%).
-        """
+        A :class:`ZipRateRow` (a per-ZIP table row kept from before local
+        records existed) is read as the estimated record :func:`zip_row_record`
+        makes of it."""
         smap = {s.code: s for s in states}
         directory = dict(zip_directory or {})
-        periods: dict[tuple[str, str], list[_ZipPeriod]] = {}
-        imported: set[str] = set()
-        # Equal jurisdiction rows, row tuples and periods are shared by the many ZIPs
+        kept: list[LocalRecord] = []
+        for item in records:
+            if isinstance(item, ZipRateRow):
+                st = smap.get(item.state)
+                if st is None:
+                    continue
+                item = zip_row_record(st, item, directory.get(item.zip5))
+            if item.state in smap:
+                kept.append(item)
+        return cls._index(smap, kept, directory)
+
+    @classmethod
+    def _index(cls, smap: dict[str, StateInfo], records: list[LocalRecord], directory: dict[str, ZipPlace]) -> RateTable:
+        zip_level: dict[tuple[str, str], list[_Candidate]] = {}
+        plus4: dict[tuple[str, str], list[_Candidate]] = {}
+        streets: dict[tuple[str, str], list[tuple[_Candidate, StreetRange]]] = {}
+        places: dict[tuple[str, str], list[_Candidate]] = {}
+        unincorporated: dict[tuple[str, str], list[_Candidate]] = {}
+        # Equal jurisdiction rows and row tuples are shared by the many records
         # that have them (tens of thousands of ZIPs, a few thousand distinct places).
         shared: dict[object, object] = {}
-        for row in zip_rows:
-            st = smap.get(row.state)
-            if st is None:
-                continue
-            imported.add(row.state)
-            rows = _share(shared, tuple(_share(shared, r) for r in _local_rows(st, row, directory.get(row.zip5))))
-            periods.setdefault((row.state, row.zip5), []).append(
-                _share(shared, _ZipPeriod(row.effective_from, row.effective_to, rows))
+        for order, r in enumerate(records):
+            rows = _share(shared, tuple(_share(shared, _component_row(r, c)) for c in r.components))
+            cand = _Candidate(r, rows, (SOURCE_PRECEDENCE.get(r.source_kind, 0), r.primary, r.effective_from, order))
+            if r.zip5 is None:
+                if r.unincorporated and r.county:
+                    unincorporated.setdefault((r.state, normalise_county(r.county)), []).append(cand)
+                elif r.city:
+                    places.setdefault((r.state, normalise_place(r.city)), []).append(cand)
+            elif r.street is not None:
+                streets.setdefault((r.state, r.zip5), []).append((cand, _normal_range(r.street)))
+            elif r.plus4_low is not None:
+                plus4.setdefault((r.state, r.zip5), []).append(cand)
+            else:
+                zip_level.setdefault((r.state, r.zip5), []).append(cand)
+        zips: dict[tuple[str, str], _ZipEntry] = {}
+        for key in zip_level.keys() | plus4.keys() | streets.keys():
+            zips[key] = _ZipEntry(
+                _best_first(zip_level.get(key, ())),
+                _best_first(plus4.get(key, ())),
+                tuple(sorted(streets.get(key, ()), key=lambda cs: cs[0].rank, reverse=True)),
             )
-        frozen = {k: tuple(sorted(v, key=lambda p: p.effective_from, reverse=True)) for k, v in periods.items()}
-        return cls(states=smap, zip_periods=frozen, zip_directory=directory, imported_states=frozenset(imported))
+        return cls(
+            states=smap,
+            zips=zips,
+            zip_directory=directory,
+            places={k: _best_first(v) for k, v in places.items()},
+            unincorporated={k: _best_first(v) for k, v in unincorporated.items()},
+            imported_states=frozenset(r.state for r in records),
+            place_states=frozenset(s for s, _ in places.keys() | unincorporated.keys()),
+            records=tuple(records),
+        )
 
-    def with_zip_rows(self, zip_rows: Iterable[ZipRateRow]) -> RateTable:
-        """A new table with more imported rows (later imports win on the same dates)."""
-        new = RateTable.build(self.states.values(), zip_rows, self.zip_directory)
-        merged: dict[tuple[str, str], tuple[_ZipPeriod, ...]] = dict(self.zip_periods)
-        for k, v in new.zip_periods.items():
-            old = tuple(p for p in merged.get(k, ()) if all(p.effective_from != n.effective_from for n in v))
-            merged[k] = tuple(sorted(v + old, key=lambda p: p.effective_from, reverse=True))
-        return RateTable(self.states, merged, self.zip_directory, self.imported_states | new.imported_states)
+    def with_records(self, records: Iterable[LocalRecord | ZipRateRow]) -> RateTable:
+        """A new table with the records of a newer import added (they win ties)."""
+        return RateTable.build(self.states.values(), [*self.records, *records], self.zip_directory)
 
     # --------------------------------------------------------------- resolve
     def resolve(self, address: Address, on: date, pointer: str = "") -> Resolution:
-        """Jurisdictions and rates for ``address`` on ``on`` (see module doc).
+        """Jurisdictions and rates for ``address`` on ``on`` (see the module doc of
+        :mod:`levy.domain.tax.local_rates` for the order).
 
-        Only the country, state and postal code matter; their resolution is kept
-        (up to ``RESOLUTION_CACHE_SIZE`` entries, then the cache starts over).
+        The country, state, postal code, city and line1 decide it; the resolution is
+        kept (up to ``RESOLUTION_CACHE_SIZE`` entries, then the cache starts over).
         Invalid addresses raise every time and are not kept."""
-        key = (address.country, address.state, address.postal_code, on)
+        key = (address.country, address.state, address.postal_code, address.city, address.line1, on)
         hit = self._resolved.get(key)
         if hit is not None:
             return hit
@@ -234,8 +299,10 @@ class RateTable:
                 details=(f"country '{country}' not supported yet: only US sales tax is calculated (international VAT comes later)",),
                 supported=False,
                 country=country,
+                how=f"not resolved: country '{country}'",
             )
         zip5: str | None = None
+        plus4: str | None = None
         if address.postal_code:
             m = _ZIP_RE.match(address.postal_code.strip())
             if not m:
@@ -244,7 +311,7 @@ class RateTable:
                     pointer=f"{apointer}/postal_code",
                     input=address.postal_code,
                 )
-            zip5 = m.group(1)
+            zip5, plus4 = m.group(1), m.group(2)
         state = (address.state or "").strip().upper()
         place = self.zip_directory.get(zip5) if zip5 else None
         if not state:
@@ -256,8 +323,8 @@ class RateTable:
             raise ValidationFailed(
                 f"'{state}' is not a US state code.", pointer=f"{apointer}/state", input=address.state
             )
-        periods = self.zip_periods.get((state, zip5)) if zip5 else None
-        if zip5 and periods is None and place is not None and place.state != state:
+        entry = self.zips.get((state, zip5)) if zip5 else None
+        if zip5 and entry is None and place is not None and place.state != state:
             raise ValidationFailed(
                 f"The postal code {zip5} does not belong to the state {state}.",
                 pointer=f"{apointer}/postal_code",
@@ -278,23 +345,130 @@ class RateTable:
         if swl is not None:
             rows.append(JurisdictionRate(f"US-ST-{state}-LOCAL", swl.name, swl.type, swl.rate, state, True, swl.source))
         local_missing = False
+        level: ResolutionLevel = "state"
+        how = "resolved by state only"
         if not zip5:
             details.append("no postal code: state-level tax only; local taxes not calculated")
             local_missing = info.has_local_taxes
         elif info.has_local_taxes:
-            period = None
-            for p in periods or ():
-                if p.covers(on):
-                    period = p
-                    break
-            if period is None:
+            county = place.county if place is not None and place.state == state else None
+            found = self._local(state, zip5, plus4, address, county, entry or _EMPTY_ZIP, on)
+            if found is None:
                 local_missing = True
+                how = f"ZIP {zip5}: no local record"
                 details.append(
                     f"local rates for ZIP {zip5} are not loaded for {on.isoformat()}: local taxes missing, only state-level tax calculated"
                 )
             else:
-                rows.extend(period.rows)
-        return Resolution(state, tuple(rows), tuple(details), True, "US", local_missing)
+                level, how, cand = found
+                rows.extend(cand.rows)
+        else:
+            level, how = "zip5", f"resolved by ZIP {zip5}: {info.name} has no local sales taxes"
+        return Resolution(state, tuple(rows), tuple(details), True, "US", local_missing, level, how)
+
+    def _local(
+        self, state: str, zip5: str, plus4: str | None, address: Address, county: str | None, entry: _ZipEntry, on: date
+    ) -> tuple[ResolutionLevel, str, _Candidate] | None:
+        """The local record an address reaches, first match in the documented order."""
+        if entry.streets and address.line1:
+            street = parse_line1(address.line1)
+            if street is not None:
+                hit = _street_match(entry.streets, street, on)
+                if hit is not None:
+                    cand, rng = hit
+                    return "address", f"resolved by street range {_range_text(rng)} in ZIP {zip5} ({_source(cand)})", cand
+        if plus4 is not None:
+            for cand in entry.plus4:
+                r = cand.record
+                if r.plus4_low <= plus4 <= r.plus4_high and r.covers(on):  # type: ignore[operator]
+                    return "zip4", f"resolved by ZIP+4 range {zip5}-{r.plus4_low}..{zip5}-{r.plus4_high} ({_source(cand)})", cand
+        in_force = [c for c in entry.zip_level if c.record.covers(on)]
+        city = (address.city or "").strip()
+        if city:
+            found = self._by_city(state, zip5, city, county, in_force, on)
+            if found is not None:
+                return "city", found[0], found[1]
+        if not in_force:
+            return None
+        best = in_force[0]
+        if city and (any(c.record.city for c in in_force) or state in self.place_states):
+            how = f"city '{city}' matches no candidate for ZIP {zip5}: ZIP {zip5} default ({_source(best)})"
+        elif len(in_force) > 1 or entry.plus4 or entry.streets:
+            how = (f"ZIP {zip5} default among {len(in_force)} candidates ({_source(best)}); "
+                   "send the city or ZIP+4 for a more precise rate")
+        else:
+            how = f"resolved by ZIP {zip5} ({_source(best)})"
+        return "zip5", how, best
+
+    def _by_city(
+        self, state: str, zip5: str, city: str, county: str | None, in_force: list[_Candidate], on: date
+    ) -> tuple[str, _Candidate] | None:
+        """A candidate for the address city: the ZIP's own records with that city,
+        else a place-wide record of the city (in the ZIP's county when both are
+        known), else, when the ZIP has no record on the date and the city is not
+        an incorporated place of the data, the unincorporated area of the ZIP's county."""
+        name = normalise_place(city)
+        for cand in in_force:
+            if cand.record.city and normalise_place(cand.record.city) == name:
+                return f"resolved by city '{city}' among {len(in_force)} candidates for ZIP {zip5} ({_source(cand)})", cand
+        wide = self.places.get((state, name), ())
+        county_name = normalise_county(county) if county else None
+        for cand in wide:
+            rc = cand.record.county
+            if cand.record.covers(on) and (rc is None or county_name is None or normalise_county(rc) == county_name):
+                where = f" in {county}" if county else ""
+                return f"resolved by city '{city}'{where} ({_source(cand)})", cand
+        if in_force or wide or county_name is None:
+            return None
+        for cand in self.unincorporated.get((state, county_name), ()):
+            if cand.record.covers(on):
+                return (f"resolved by county: '{city}' is not an incorporated city of the data, so the unincorporated "
+                        f"area of {county} ({_source(cand)})", cand)
+        return None
+
+
+def _best_first(cands: Iterable[_Candidate]) -> tuple[_Candidate, ...]:
+    return tuple(sorted(cands, key=_RANK, reverse=True))
+
+
+def _source(cand: _Candidate) -> str:
+    r = cand.record
+    return f"{r.source_kind}: {r.source}" + (f" line {r.line}" if r.line else "")
+
+
+def _normal_range(r: StreetRange) -> StreetRange:
+    return StreetRange(
+        r.low, r.high, r.parity, normalise_street_part(r.street),
+        normalise_street_part(r.predir, DIRECTIONALS), normalise_street_part(r.suffix, SUFFIXES),
+        normalise_street_part(r.postdir, DIRECTIONALS),
+    )
+
+
+def _range_text(r: StreetRange) -> str:
+    words = [f"{r.low}-{r.high} ({r.parity})", r.predir, r.street, r.suffix, r.postdir]
+    return " ".join(w for w in words if w)
+
+
+def _street_match(
+    ranges: tuple[tuple[_Candidate, StreetRange], ...], street: StreetAddress, on: date
+) -> tuple[_Candidate, StreetRange] | None:
+    """The range for ``street``: the same street name with the house number on a
+    covered side; a directional or suffix given on both sides must agree (one
+    left out matches any); the range agreeing on more of them wins, then rank."""
+    best: tuple[int, tuple[_Candidate, StreetRange]] | None = None
+    for cand, rng in ranges:
+        if rng.street != street.street or not rng.covers(street.number) or not cand.record.covers(on):
+            continue
+        score = 0
+        for mine, theirs in ((street.predir, rng.predir), (street.suffix, rng.suffix), (street.postdir, rng.postdir)):
+            if mine and theirs:
+                if mine != theirs:
+                    break
+                score += 1
+        else:
+            if best is None or score > best[0]:
+                best = (score, (cand, rng))
+    return best[1] if best is not None else None
 
 
 def _share(shared: dict[object, object], value: _T) -> _T:
@@ -302,7 +476,20 @@ def _share(shared: dict[object, object], value: _T) -> _T:
     return shared.setdefault(value, value)  # type: ignore[return-value]
 
 
-def _local_rows(st: StateInfo, row: ZipRateRow, place: ZipPlace | None) -> tuple[JurisdictionRate, ...]:
+def _component_row(r: LocalRecord, c: Component) -> JurisdictionRate:
+    return JurisdictionRate(c.code, c.name, c.type, c.rate, r.state, False, r.source)
+
+
+def zip_row_record(st: StateInfo, row: ZipRateRow, place: ZipPlace | None) -> LocalRecord:
+    """A per-ZIP table row as an ``estimated``, primary ZIP-level record.
+
+    The statewide mandatory local portion of the built-in data (CA 1.25%,
+    NV 2.25%, UT 1.25%, VA 1%) is taken out of the row's county component
+    first, then special, then city, so it is never counted twice; the row's
+    StateRate is ignored (the built-in state rate is authoritative: e.g. UT
+    files print 0.048499 for 4.85%). Names come from the ZIP directory when it
+    knows the ZIP, else from the row's region name.
+    """
     county, special, city = row.county_rate, row.special_rate, row.city_rate
     swl = st.statewide_local_on(row.effective_from)
     if swl is not None:
@@ -317,15 +504,24 @@ def _local_rows(st: StateInfo, row: ZipRateRow, place: ZipPlace | None) -> tuple
         city -= take
     region = row.region_name.strip() or row.zip5
     same_state = place is not None and place.state == row.state
-    county_name = place.county if same_state and place.county else f"{region.title()} County"
-    city_name = place.city if same_state and place.city else region.title()
-    out: list[JurisdictionRate] = []
+    county_name = place.county if same_state and place.county else f"{region.title()} County"  # type: ignore[union-attr]
+    city_name = place.city if same_state and place.city else region.title()  # type: ignore[union-attr]
     s = row.state
+    out: list[Component] = []
     if county > 0:
-        out.append(JurisdictionRate(f"US-CO-{s}-{slug(county_name)}", county_name, "county", county, s, False, row.source))
+        out.append(Component("county", county_name, county, f"US-CO-{s}-{slug(county_name)}"))
     if city > 0:
-        out.append(JurisdictionRate(f"US-CI-{s}-{slug(city_name)}", city_name, "city", city, s, False, row.source))
+        out.append(Component("city", city_name, city, f"US-CI-{s}-{slug(city_name)}"))
     if special > 0:
-        name = f"{region.title()} special district"
-        out.append(JurisdictionRate(f"US-SP-{s}-{slug(region)}", name, "special", special, s, False, row.source))
-    return tuple(out)
+        out.append(Component("special", f"{region.title()} special district", special, f"US-SP-{s}-{slug(region)}"))
+    return LocalRecord(
+        state=s,
+        zip5=row.zip5,
+        components=tuple(out),
+        effective_from=row.effective_from,
+        effective_to=row.effective_to,
+        source=row.source,
+        source_kind="estimated",
+        primary=True,
+        line=row.line,
+    )

@@ -128,6 +128,8 @@ rate_imports = Table(
     Column("effective_to", Date(), nullable=True),
     Column("row_count", Integer(), nullable=False),
     Column("imported_at", UtcDateTime(), nullable=False),
+    # JSON object: the import's report (rows read, coverage, anomalies), or NULL.
+    Column("report", Text(), nullable=True),
 )
 
 zip_rates = Table(
@@ -145,6 +147,40 @@ zip_rates = Table(
     Column("effective_from", Date(), nullable=False),
     Column("effective_to", Date(), nullable=True),
     Column("source", String(500), nullable=False),
+    Column("line", Integer(), nullable=False),
+    Index(None, "import_id"),
+)
+
+# Imported local records (one row per levy.domain.tax.local_rates.LocalRecord);
+# zip_rates keeps the per-ZIP rows of imports made before it existed, read as
+# "estimated" records.
+local_rates = Table(
+    "local_rates",
+    metadata,
+    Column("id", Integer(), primary_key=True, autoincrement=True),
+    Column("import_id", id_column_type(), ForeignKey("rate_imports.id"), nullable=False),
+    Column("state", String(2), nullable=False),
+    Column("zip5", String(5), nullable=True),  # NULL: a place-wide record (city or unincorporated county)
+    Column("plus4_low", String(4), nullable=True),
+    Column("plus4_high", String(4), nullable=True),
+    Column("street_low", Integer(), nullable=True),
+    Column("street_high", Integer(), nullable=True),
+    Column("street_parity", String(4), nullable=True),  # odd | even | both
+    Column("street_predir", String(8), nullable=True),
+    Column("street_name", String(200), nullable=True),
+    Column("street_suffix", String(16), nullable=True),
+    Column("street_postdir", String(8), nullable=True),
+    Column("city", String(200), nullable=True),
+    Column("county", String(200), nullable=True),
+    Column("is_primary", Boolean(), nullable=False),
+    Column("unincorporated", Boolean(), nullable=False),
+    # JSON array of {type, name, rate (decimal text), code, authority}.
+    Column("components", Text(), nullable=False),
+    Column("effective_from", Date(), nullable=False),
+    Column("effective_to", Date(), nullable=True),
+    Column("source", String(500), nullable=False),
+    # official_address | official_zip | estimated
+    Column("source_kind", String(16), nullable=False),
     Column("line", Integer(), nullable=False),
     Index(None, "import_id"),
 )

@@ -83,6 +83,8 @@ transaction_lines = Table(
     # JSON array of {id, amount, tax_amount_reduction}.
     Column("discounts", Text(), nullable=False),
     Column("detail", Text(), nullable=False),
+    # How the line's address was resolved (address | zip4 | city | zip5 | state); NULL before 0005.
+    Column("resolution", String(8), nullable=True),
     PrimaryKeyConstraint("transaction_id", "position"),
     Index(None, "organization_id", "customer_id"),
 )
