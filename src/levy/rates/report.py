@@ -38,7 +38,7 @@ from typing import Any
 
 from levy.domain.tax.local_rates import LocalRecord
 from levy.domain.tax.rates import StateInfo, ZipPlace
-from levy.rates.sst_county import county_key as name_key
+from levy.domain.tax.place_names import normalise_county, normalise_place
 
 SHOWN = 20  # anomalies / disagreements listed one by one in the printed report
 _ZERO = Decimal(0)
@@ -91,6 +91,7 @@ class RateReport:
     places: int
     effective_from: date | None
     effective_to: date | None
+    source_kinds: tuple[str, ...] = ()
     anomalies: tuple[Anomaly, ...] = ()
     warnings: tuple[str, ...] = ()
     disagreements: tuple[Disagreement, ...] = field(default=())
@@ -100,7 +101,7 @@ class RateReport:
         out = [
             f"{self.source}: {self.rows_read} rows read, {self.records} records, states {', '.join(self.states) or '-'}, "
             f"{self.zips_covered} ZIPs covered ({self.zips_with_several_candidates} with several candidates), "
-            f"{self.places} place-wide records, effective {window}",
+            f"{self.places} place-wide records, effective {window}, kind {', '.join(self.source_kinds) or '-'}",
             f"  anomalies: {len(self.anomalies)}",
         ]
         out += [f"    {a.kind}: {a.text()}" for a in self.anomalies[:SHOWN]]
@@ -123,6 +124,7 @@ class RateReport:
             "zips_covered": self.zips_covered,
             "zips_with_several_candidates": self.zips_with_several_candidates,
             "places": self.places,
+            "source_kinds": list(self.source_kinds),
             "anomalies": [
                 {"kind": a.kind, "state": a.state, "where": a.where, "line": a.line, "detail": a.detail, "count": a.count}
                 for a in self.anomalies
@@ -148,7 +150,7 @@ def build_report(
         if r.zip5 is None:
             places += 1
         elif r.plus4_low is None and r.street is None:
-            zip_keys.setdefault(r.zip5, set()).add((r.city and name_key(r.city), r.county and name_key(r.county)))
+            zip_keys.setdefault(r.zip5, set()).add((r.city and normalise_place(r.city), r.county and normalise_county(r.county)))
         else:
             zip_keys.setdefault(r.zip5, set())
     starts = [r.effective_from for r in records]
@@ -164,6 +166,7 @@ def build_report(
         places=places,
         effective_from=min(starts) if starts else None,
         effective_to=None if open_ended or not ends else max(ends),
+        source_kinds=tuple(sorted({r.source_kind for r in records})),
         anomalies=tuple(find_anomalies(records, states, limits)),
         warnings=tuple(warnings),
         disagreements=tuple(disagreements),
@@ -217,25 +220,27 @@ def cdtfa_disagreements(
     zip_places: Mapping[str, ZipPlace],
     on: date,
 ) -> list[Disagreement]:
-    """ZIP-level records of other sources in force on ``on`` whose local rate
-    differs from the CDTFA place of the ZIP: the record's city (else the ZIP
-    directory's city) when CDTFA lists it, else the unincorporated area of the
-    ZIP's county."""
-    cities = {name_key(r.city): r for r in cdtfa if r.city and not r.unincorporated}
-    counties = {name_key(r.county): r for r in cdtfa if r.unincorporated and r.county}
+    """ZIP-level records of other sources still in force on or after ``on`` (the
+    CDTFA table's first day) whose local rate differs from the CDTFA place of
+    the ZIP: the record's city (else the ZIP directory's city) when CDTFA lists
+    it, else the unincorporated area of the ZIP's county. The ZIP's postal city
+    is not always the municipality (a ZIP may straddle places), so this is a
+    list to review, not a verdict."""
+    cities = {normalise_place(r.city): r for r in cdtfa if r.city and not r.unincorporated}
+    counties = {normalise_county(r.county): r for r in cdtfa if r.unincorporated and r.county}
     out: list[Disagreement] = []
     for rec in imported:
         if rec.state != "CA" or rec.zip5 is None or rec.plus4_low is not None or rec.street is not None:
             continue
-        if not rec.covers(on):
+        if rec.effective_to is not None and rec.effective_to < on:
             continue
         place = zip_places.get(rec.zip5)
         city = rec.city or (place.city if place else None)
         county = rec.county or (place.county if place else None)
-        match = cities.get(name_key(city)) if city else None
+        match = cities.get(normalise_place(city)) if city else None
         label = city or ""
         if match is None and county:
-            match = counties.get(name_key(county))
+            match = counties.get(normalise_county(county))
             label = f"{county} unincorporated area"
         if match is None:
             continue

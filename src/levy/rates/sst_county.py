@@ -20,30 +20,23 @@ county (or counties). So:
   the boundary file: they are returned apart, so the import report can list
   those still in force (their rates are NOT in the records).
 
-County names are matched case- and punctuation-insensitively (``DeKalb`` and
-``Dekalb``, ``St. Croix`` and ``St Croix``).
+County names are compared as the rate table compares them
+(:func:`~levy.domain.tax.place_names.normalise_county`: ``DeKalb`` and
+``Dekalb``, ``St. Croix`` and ``Saint Croix County`` are the same county).
 
 Pure: parsed rate rows and plain mappings in, records out.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.local_rates import Component, LocalRecord
+from levy.domain.tax.place_names import normalise_county
 from levy.domain.tax.rates import slug
 from levy.rates.sst import STATE_FIPS, SstRate
-
-_KEY_RE = re.compile(r"[^a-z0-9]+")
-
-
-def county_key(name: str) -> str:
-    """``"St. Croix County"`` -> ``"stcroixcounty"``; ``"DeKalb County"`` -> ``"dekalbcounty"``."""
-    return _KEY_RE.sub("", name.casefold().replace("saint ", "st "))
-
 
 @dataclass(frozen=True)
 class CountyPlacement:
@@ -67,7 +60,7 @@ def sst_county_records(
     by_county: dict[str, list[tuple[str, bool]]] = {}
     for zip5, counties in zip_counties.items():
         for i, name in enumerate(counties):
-            by_county.setdefault(county_key(name), []).append((zip5, i == 0))
+            by_county.setdefault(normalise_county(name), []).append((zip5, i == 0))
     records: list[LocalRecord] = []
     unplaced: list[SstRate] = []
     unmatched: list[SstRate] = []
@@ -83,7 +76,7 @@ def sst_county_records(
                 f"{source}:{r.line}: unknown state FIPS {r.state_fips!r}", meta={"file": source, "line": r.line}
             )
         name = county_names.get((r.state_fips, r.jurisdiction_fips.zfill(3)))
-        zips = by_county.get(county_key(name)) if name else None
+        zips = by_county.get(normalise_county(name)) if name else None
         if not zips:
             unmatched.append(r)
             continue
