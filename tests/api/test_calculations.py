@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from levyserver import ROOT, LevyServer, Tenant, create_tenant, levy_env, start_server
 from levytest import call_error, md
+from txn_api import assert_resolved
 from levy.v1 import calculations_pb2 as pb
 from levy.v1 import calculations_pb2_grpc as pbg
 
@@ -190,7 +191,7 @@ class Caller:
     def __call__(self, key: str, body: dict[str, Any], *, unregistered: bool = False) -> dict[str, Any]:
         status, out = self.raw(key, body, unregistered=unregistered)
         assert status == 200, out
-        return out
+        return assert_resolved(out)
 
     def raw(self, key: str, body: dict[str, Any], *, unregistered: bool = False) -> tuple[int, Any]:
         if self.transport == "rest":
@@ -369,7 +370,8 @@ def test_row_fields_exactly(calc: Caller, reg_all: Tenant) -> None:
     resp = calc(reg_all.key, body(line("a", "CA", ["GENERAL.TANGIBLE.GOODS"])))
     assert set(resp) == {"tax_amount", "currency", "line_items"} and resp["currency"] == "USD"
     li = resp["line_items"][0]
-    assert set(li) == {"id", "tax_amount", "tax_amount_before_discounts", "taxes", "discounts"}
+    assert set(li) == {"id", "tax_amount", "tax_amount_before_discounts", "taxes", "discounts", "resolution"}
+    assert li["resolution"] == "state"  # no postal code
     state, local = li["taxes"]
     assert set(state) == {"detail", "jurisdiction_name", "jurisdiction_type", "tax_amount", "tax_type",
                           "is_registered", "rule_name", "taxable_base", "tax_rate"}

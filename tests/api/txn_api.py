@@ -20,6 +20,15 @@ from levy.v1 import transactions_pb2 as pb
 from levy.v1 import transactions_pb2_grpc as pbg
 
 D = "2026-03-15T12:00:00Z"
+RESOLUTIONS = ("address", "zip4", "city", "zip5", "state")
+
+
+def assert_resolved(out: dict[str, Any]) -> dict[str, Any]:
+    """Every line with tax rows says how its address was resolved (issue 17); ``out`` back."""
+    for li in out.get("line_items", ()):
+        if li.get("taxes"):
+            assert li.get("resolution") in RESOLUTIONS, li
+    return out
 
 
 def uid() -> str:
@@ -114,21 +123,23 @@ class Txn:
     def create(self, b: dict[str, Any], **kw: Any) -> dict[str, Any]:
         status, out = self.create_raw(b, **kw)
         assert status == 200, out
-        return out
+        return assert_resolved(out)
 
     def update(self, tid: str, b: dict[str, Any], **kw: Any) -> dict[str, Any]:
         status, out = self.update_raw(tid, b, **kw)
         assert status == 200, out
-        return out
+        return assert_resolved(out)
 
     def get(self, tid: str) -> dict[str, Any]:
         status, out = self.get_raw(tid)
         assert status == 200, out
-        return out
+        return assert_resolved(out)
 
     def list(self, **params: Any) -> dict[str, Any]:
         status, out = self.list_raw(**params)
         assert status == 200, out
+        for t in out.get("data", ()):
+            assert_resolved(t)
         return out
 
 

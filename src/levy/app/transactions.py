@@ -61,7 +61,7 @@ WRITABLE = (
 CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source")
 #: Change the calculation: draft only, and together with ``line_items``.
 CALCULATION_FIELDS = ("currency", "discount_amount", "vendor_discount_amount", "transaction_date")
-_LINE_OUTPUTS = ("tax_amount", "tax_amount_before_discounts", "taxes", "discount_reductions")
+_LINE_OUTPUTS = ("tax_amount", "tax_amount_before_discounts", "taxes", "discount_reductions", "resolution")
 
 
 def transaction_path(transaction_id: str) -> str:

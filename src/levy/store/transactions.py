@@ -88,7 +88,7 @@ def _line_rows(rec: TransactionRecord) -> tuple[list[dict[str, Any]], list[dict[
             "amount": r.amount, "taxable_amount": r.taxable_amount, "tax_amount": r.tax_amount,
             "tax_amount_before_discounts": r.tax_amount_before_discounts,
             "discounts": json.dumps([[d.id, d.amount, d.tax_amount_reduction] for d in r.discounts]),
-            "detail": r.detail,
+            "detail": r.detail, "resolution": r.resolution or None,
         })
         for tpos, t in enumerate(r.taxes):
             taxes.append({
@@ -144,7 +144,7 @@ async def _load(conn: AsyncConnection, organization_id: str, rows: Sequence[Any]
             ln.line_id, ln.tax_amount, ln.tax_amount_before_discounts,
             tuple(taxes.get((ln.transaction_id, ln.position), ())),
             tuple(DiscountResult(*d) for d in json.loads(ln.discounts)),
-            ln.amount, ln.taxable_amount, False, ln.detail,
+            ln.amount, ln.taxable_amount, False, ln.detail, ln.resolution or "",
         )
         lines.setdefault(ln.transaction_id, []).append(
             StoredLine(json.loads(ln.input), result, ln.customer_id, ln.product_id)

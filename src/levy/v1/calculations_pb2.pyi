@@ -509,12 +509,21 @@ class CalculatedLineItem(_message.Message):
     TAX_AMOUNT_BEFORE_DISCOUNTS_FIELD_NUMBER: _builtins.int
     TAXES_FIELD_NUMBER: _builtins.int
     DISCOUNTS_FIELD_NUMBER: _builtins.int
+    RESOLUTION_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Line identifier."""
     tax_amount: _builtins.str
     """Tax of the line, in minor units."""
     tax_amount_before_discounts: _builtins.str
     """Tax the line would carry without discounts."""
+    resolution: _builtins.str
+    """Levy extension: how precisely the line's address was resolved to its
+    local jurisdictions, first match wins: `address` (a street range matched
+    `line1`), `zip4` (a ZIP+4 range), `city` (the address city among the
+    ZIP's candidates), `zip5` (the ZIP's default candidate) or `state`
+    (state-level only). Empty for collected-tax lines. Each tax row's
+    `detail` says the same in words.
+    """
     @_builtins.property
     def taxes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Tax]:
         """Per-jurisdiction rows."""
@@ -531,10 +540,11 @@ class CalculatedLineItem(_message.Message):
         tax_amount_before_discounts: _builtins.str = ...,
         taxes: _abc.Iterable[Global___Tax] | None = ...,
         discounts: _abc.Iterable[Global___LineDiscount] | None = ...,
+        resolution: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounts", b"discounts", "id", b"id", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "taxes", b"taxes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounts", b"discounts", "id", b"id", "resolution", b"resolution", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "taxes", b"taxes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

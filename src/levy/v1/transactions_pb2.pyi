@@ -39,6 +39,7 @@ class TransactionLineItem(_message.Message):
     TAX_AMOUNT_BEFORE_DISCOUNTS_FIELD_NUMBER: _builtins.int
     TAXES_FIELD_NUMBER: _builtins.int
     DISCOUNT_REDUCTIONS_FIELD_NUMBER: _builtins.int
+    RESOLUTION_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Line identifier."""
     quantity: _builtins.str
@@ -53,6 +54,11 @@ class TransactionLineItem(_message.Message):
     """Tax of the line, in minor units."""
     tax_amount_before_discounts: _builtins.str
     """Tax the line would carry without discounts."""
+    resolution: _builtins.str
+    """Levy extension: how the line's address was resolved when it was
+    calculated (`address`, `zip4`, `city`, `zip5` or `state`; see
+    `CalculatedLineItem.resolution`), stored with the line.
+    """
     @_builtins.property
     def product(self) -> _calculations_pb2.LineProduct:
         """What is sold."""
@@ -88,10 +94,11 @@ class TransactionLineItem(_message.Message):
         tax_amount_before_discounts: _builtins.str = ...,
         taxes: _abc.Iterable[_calculations_pb2.Tax] | None = ...,
         discount_reductions: _abc.Iterable[_calculations_pb2.LineDiscount] | None = ...,
+        resolution: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "id", b"id", "product", b"product", "quantity", b"quantity", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discount_reductions", b"discount_reductions", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "taxes", b"taxes", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discount_reductions", b"discount_reductions", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "resolution", b"resolution", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "taxes", b"taxes", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__discount_amount: _TypeAlias = _typing.Literal["discount_amount"]  # noqa: Y015
     _WhichOneofArgType__discount_amount: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount"]  # noqa: Y015

@@ -39,6 +39,7 @@ def to_message(result: CalculationResult) -> pb.Calculation:
             id=line.id,
             tax_amount=str(line.tax_amount),
             tax_amount_before_discounts=str(line.tax_amount_before_discounts),
+            resolution=line.resolution,
         )
         for row in line.taxes:
             li.taxes.add(

@@ -60,6 +60,7 @@ def to_message(rec: TransactionRecord) -> pb.Transaction:
         r = ln.result
         li.tax_amount = str(r.tax_amount)
         li.tax_amount_before_discounts = str(r.tax_amount_before_discounts)
+        li.resolution = r.resolution
         for row in r.taxes:
             li.taxes.add(
                 detail=row.detail, jurisdiction_name=row.jurisdiction_name, jurisdiction_type=row.jurisdiction_type,
