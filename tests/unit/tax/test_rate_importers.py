@@ -355,3 +355,28 @@ def test_county_fips_list_names_the_counties_of_the_sst_files() -> None:
     assert names[("13", "021")] == "Bibb County" and names[("55", "079")] == "Milwaukee County"
     assert names[("27", "053")] == "Hennepin County"
     assert sum(1 for s, _ in names if s == "13") == 159  # Georgia's 159 counties
+
+
+# ------------------------------------------------------------------ app layer: sniffing and reports of real files
+
+
+@needs
+def test_build_tells_the_formats_apart_and_reports_on_the_real_files() -> None:
+    from levy.app.rate_import import build
+
+    parsed = {p.path.name: p for p in build([CLEANED, GA, ZIP5_DIR / "TAXRATES_ZIP5_CA202603.csv"])}
+    cleaned, ga, ca = parsed[CLEANED.name], parsed[GA.name], parsed["TAXRATES_ZIP5_CA202603.csv"]
+    assert (cleaned.format, ga.format, ca.format) == ("cdtfa", "sst_county", "zip5")
+    # Cleaned CDTFA: 546 rows under the header (547 lines - header), 541 records (see above), all place-wide.
+    assert cleaned.report is not None and (cleaned.report["rows_read"], cleaned.report["places"]) == (546, 541)
+    # GA alone: 449 rate rows; county rows placed on 970 ZIPs; its 16 city/special rows, 9 of them with a rate
+    # in force on or after 2026-04-01 (Q2): 6 city rows (lines 6, 9, 10-13) and specials 00060, 00044, 99999
+    # (lines 14, 15, 17; line 16, 00031, is 0%).
+    assert ga.rate_report is not None
+    assert (ga.rate_report.rows_read, ga.rate_report.records, ga.rate_report.zips_covered) == (449, 2297, 970)
+    assert ga.effective_from == date(2011, 1, 1) and ga.effective_to is None
+    [warning] = ga.rate_report.warnings
+    assert warning.startswith("9 city/special-district row(s) with a rate in force on or after 2026-04-01")
+    # The estimated CA table: one record per ZIP, 3 anomalies on line 616 (see above).
+    assert ca.rate_report is not None and ca.rate_report.source_kinds == ("estimated",)
+    assert len(ca.rate_report.anomalies) == 3
