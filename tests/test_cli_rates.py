@@ -100,23 +100,47 @@ def test_sst_rate_file_without_a_boundary_file_is_placed_by_county(fresh_databas
     url = fresh_database_url
     f = tmp_path / "GAR2026Q2TEST.csv"
     f.write_text(GA_SST)
+    refused = levy(url, "rates", "import", "--no-progress", "--strict", str(f))
+    assert refused.returncode == 1 and "nothing imported" in refused.stderr
     done = levy(url, "rates", "import", "--no-progress", str(f))
     assert done.returncode == 0, done.stderr
     # County 13021 is Bibb County; the ZIP directory has 22 Bibb ZIPs (31052, 31201-31213, 31216, 31217, 31220,
-    # 31221, 31294-31297): 2 county rows x 22 ZIPs = 44 records. The state row is not used, the city row
-    # (Atlanta, 04000) cannot be placed: a warning.
+    # 31221, 31294-31297): 2 county rows x 22 ZIPs = 44 records. The state row is not used; the city row
+    # (Atlanta, 04000, line 4) cannot be placed: an anomaly, so --strict refuses the file.
     assert ("GAR2026Q2TEST.csv: 4 rows read, 44 records, states GA, 22 ZIPs covered (0 with several candidates), "
             "0 place-wide records, effective 2025-10-01.., kind official_zip") in done.stdout
-    assert "anomalies: 0" in done.stdout
-    assert ("warning: 1 city/special-district row(s) with a rate in force on or after 2026-04-01 cannot be placed "
-            "without the boundary file; their rates are NOT in these records: city 04000 1.9%") in done.stdout
+    assert "anomalies: 1" in done.stdout
+    assert ("unplaced_local_taxes: line 4: GA city 04000: 1.9% in force from 2022-10-01 cannot be placed on ZIPs "
+            "without the boundary file: left out of these records") in done.stdout
     listed = levy(url, "rates", "list").stdout.splitlines()
     assert listed[0].split("\t")[1:8] == ["sst_county", "official_zip", "2025-10-01..", "states GA", "22 ZIPs",
-                                          "44 records", "0 anomalies"]
-    assert listed[1].startswith("  warning: 1 city/special-district row(s)")
+                                          "44 records", "1 anomalies"]
+    assert listed[1].startswith("  anomaly unplaced_local_taxes: line 4: GA city 04000: 1.9%")
     # Macon 31201: 4% state + 3% Bibb County until 2026-03-31, 4% + 4% from 2026-04-01.
     assert rates_on(url, date(2026, 3, 31), state="GA", postal_code="31201") == (Decimal("0.07"), "zip5")
     assert rates_on(url, date(2026, 4, 1), state="GA", postal_code="31201") == (Decimal("0.08"), "zip5")
+
+
+GA_ZIP5 = """State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,EstimatedCityRate,EstimatedSpecialRate,RiskLevel
+GA,31201,MACON,0.070000,0.040000,0.030000,0.000000,0.000000,0
+GA,30303,ATLANTA,0.089000,0.040000,0.030000,0.015000,0.004000,0
+"""
+
+
+def test_sst_file_by_county_reports_where_it_disagrees_with_an_imported_zip_table(
+    fresh_database_url: str, tmp_path: Path  # noqa: F811
+) -> None:
+    url = fresh_database_url
+    (tmp_path / "TAXRATES_ZIP5_GA202603.csv").write_text(GA_ZIP5)
+    (tmp_path / "GAR2026Q2TEST.csv").write_text(GA_SST)
+    # Both in one command, the ZIP table first: the SST file is compared with it on its quarter, 2026-04-01.
+    done = levy(url, "rates", "import", "--no-progress", str(tmp_path / "TAXRATES_ZIP5_GA202603.csv"),
+                str(tmp_path / "GAR2026Q2TEST.csv"))
+    assert done.returncode == 0, done.stderr
+    # 31201 (Bibb County): the SST file 4% from 2026-04-01, the March table 3%. 30303 (Fulton County) is not in
+    # the SST file (no Fulton row): not compared.
+    assert "disagreements with imported ZIP tables: 1" in done.stdout
+    assert "ZIP 31201 (Bibb County): GAR2026Q2TEST.csv local 4%, TAXRATES_ZIP5_GA202603.csv local 3%" in done.stdout
 
 
 CA_ZIP5 = """State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,EstimatedCityRate,EstimatedSpecialRate,RiskLevel

@@ -43,7 +43,7 @@ from levy.domain.tax.rates import ZipRateRow
 from levy.rates import cdtfa
 from levy.rates.builtin import county_names, load_local_limits, load_states, zip5_records, zip_counties, zip_directory
 from levy.rates.generic import looks_like_generic, parse_generic
-from levy.rates.report import RateReport, build_report, cdtfa_disagreements
+from levy.rates.report import Anomaly, RateReport, build_report, cdtfa_disagreements, pct, zip_disagreements
 from levy.rates.sst import STATE_FIPS, SstRate, parse_sst_boundaries, parse_sst_rates, sst_zip_rows
 from levy.rates.sst_county import sst_county_records
 from levy.rates.zip5 import HEADER, effective_from_name, parse_zip5
@@ -64,6 +64,7 @@ class ParsedFile:
     records: list[LocalRecord]
     report: dict[str, Any] | None = None  # JSON object stored with the import
     rate_report: RateReport | None = None  # what the import prints (``report`` is its summary)
+    quarter: date | None = None  # an SST file's quarter (or --effective-from): the date it is compared on
 
 
 @dataclass
@@ -144,6 +145,7 @@ def build(
     for f, kind, data, sha in raw:
         lines = _lines(data)
         warnings: list[str] = []
+        anomalies: list[Anomaly] = []
         if kind == "zip5":
             rows = parse_zip5(lines, f.name, effective_from)
             start = effective_from or effective_from_name(f.name)
@@ -155,7 +157,7 @@ def build(
             rates = parse_sst_rates(lines, f.name)
             pair = explicit or _pair(f, boundary_files)
             if pair is None:
-                fmt, start, records = "sst_county", on, _sst_by_county(f, rates, on, warnings)
+                fmt, start, records = "sst_county", on, _sst_by_county(f, rates, on, warnings, anomalies)
                 rows_read = len(rates)
             else:
                 bounds = parse_sst_boundaries(_lines(pair[1]), pair[0].name)
@@ -180,10 +182,13 @@ def build(
             continue  # a boundary file: read with its rate file
         report = build_report(
             f.name, records, rows_read=rows_read, states={s.code: s for s in load_states()},
-            limits=load_local_limits(), warnings=warnings,
+            limits=load_local_limits(), warnings=warnings, anomalies=anomalies,
         )
         window_start = report.effective_from or start
-        parsed.append(ParsedFile(f, fmt, sha, window_start, report.effective_to, records, report.summary(), report))
+        quarter = start if fmt == "sst_county" else None
+        parsed.append(
+            ParsedFile(f, fmt, sha, window_start, report.effective_to, records, report.summary(), report, quarter)
+        )
     return parsed
 
 
@@ -204,30 +209,29 @@ def _rows_after_header(lines: Sequence[str], header: str) -> int:
     return 0
 
 
-def _sst_by_county(f: Path, rates: list[SstRate], on: date, warnings: list[str]) -> list[LocalRecord]:
+def _sst_by_county(
+    f: Path, rates: list[SstRate], on: date, warnings: list[str], anomalies: list[Anomaly]
+) -> list[LocalRecord]:
     """An SST rate file without its boundary file: county rows on the ZIPs of each
-    county; what cannot be placed goes to ``warnings``."""
+    county. City and special-district rows with a rate in force on or after ``on``
+    cannot be placed: an ``unplaced_local_taxes`` anomaly (the records leave those
+    taxes out); county rows naming no county of the directory: a warning."""
     states = sorted({STATE_FIPS[r.state_fips] for r in rates if r.state_fips in STATE_FIPS})
     counties = {z: c for st in states for z, c in zip_counties(st).items()}
     placed = sst_county_records(rates, county_names=county_names(), zip_counties=counties, source=f.name)
     if not placed.records:
         raise ValidationFailed(f"{f}: no county row of the file matches a county of the ZIP directory; nothing imported")
-    current = [r for r in placed.unplaced if r.general_intrastate > 0 and (r.effective_to is None or r.effective_to >= on)]
-    if current:
-        shown = ", ".join(f"{r.type} {r.jurisdiction_fips} {_pct(r.general_intrastate)}" for r in current[:10])
-        more = f" and {len(current) - 10} more" if len(current) > 10 else ""
-        warnings.append(
-            f"{len(current)} city/special-district row(s) with a rate in force on or after {on.isoformat()} cannot be "
-            f"placed without the boundary file; their rates are NOT in these records: {shown}{more}"
-        )
+    for r in placed.unplaced:
+        if r.general_intrastate > 0 and (r.effective_to is None or r.effective_to >= on):
+            anomalies.append(Anomaly(
+                "unplaced_local_taxes", STATE_FIPS.get(r.state_fips, r.state_fips), f"{r.type} {r.jurisdiction_fips}",
+                r.line, f"{pct(r.general_intrastate)} in force from {r.effective_from.isoformat()} cannot be placed "
+                "on ZIPs without the boundary file: left out of these records",
+            ))
     if placed.unmatched_counties:
         codes = ", ".join(sorted({r.jurisdiction_fips for r in placed.unmatched_counties}))
         warnings.append(f"county row(s) for FIPS {codes} match no county of the ZIP directory: not placed")
     return placed.records
-
-
-def _pct(rate: Decimal) -> str:
-    return f"{(rate * 100).normalize():f}%"
 
 
 def _pair(rate_file: Path, boundary_files: dict[str, tuple[Path, bytes]]) -> tuple[Path, bytes] | None:
@@ -309,20 +313,29 @@ async def import_files(
     return report
 
 
+_COMPARED = ("cdtfa", "sst_county")  # formats whose report lists disagreements with what is imported
+
+
 async def _with_disagreements(conn: AsyncConnection, files: list[ParsedFile]) -> list[ParsedFile]:
-    if not any(p.format == "cdtfa" for p in files):
+    """Each CDTFA table's and county-placed SST file's report, with the ZIP-level
+    records of other sources (stored, or earlier in ``files``) it disagrees with:
+    on the CDTFA table's date, on the SST file's quarter."""
+    states = {r.state for p in files if p.format in _COMPARED for r in p.records}
+    if not states:
         return files
     stored: list[LocalRecord] = []
     for item in await store.all_records(conn):
-        if isinstance(item, ZipRateRow):
-            stored.extend(zip5_records([item]) if item.state == cdtfa.STATE else ())
-        elif item.state == cdtfa.STATE:
-            stored.append(item)
+        if item.state not in states:
+            continue
+        stored.extend(zip5_records([item]) if isinstance(item, ZipRateRow) else (item,))
     out: list[ParsedFile] = []
     for i, p in enumerate(files):
-        if p.format == "cdtfa" and p.rate_report is not None:
-            earlier = [r for q in files[:i] if q.format != "cdtfa" for r in q.records if r.state == cdtfa.STATE]
-            found = cdtfa_disagreements(p.records, [*stored, *earlier], zip_directory(), p.effective_from)
+        if p.format in _COMPARED and p.rate_report is not None:
+            others = [*stored, *(r for q in files[:i] for r in q.records if r.state in states)]
+            if p.format == "cdtfa":
+                found = cdtfa_disagreements(p.records, others, zip_directory(), p.effective_from)
+            else:
+                found = zip_disagreements(p.records, others, p.quarter or p.effective_from, p.path.name)
             rate_report = replace(p.rate_report, disagreements=tuple(found))
             p = replace(p, rate_report=rate_report, report=rate_report.summary())
         out.append(p)

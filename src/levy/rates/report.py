@@ -15,15 +15,20 @@ Anomalies (``--strict`` refuses an import that has any):
   state's documented maximum combined rate;
 * ``special_above_state``: a special-district component above the state rate
   (estimated ZIP tables fold districts such as tribal lands into whole ZIPs,
-  giving combined rates near 17%).
+  giving combined rates near 17%);
+* ``unplaced_local_taxes`` (made by the importer, see
+  :mod:`levy.rates.sst_county`): city or special-district taxes in force that
+  the file names but cannot place on ZIPs, so its records leave them out.
 
 One anomaly per source line and kind, with the number of ZIPs (or places) it
-touches. Warnings (never refused) say what the import could not do, e.g. SST
-city and special-district rows that cannot be placed without a boundary file.
+touches. Warnings (never refused) say what else the import could not do.
 
-For California's CDTFA table, :func:`cdtfa_disagreements` lists the ZIP-level
-records already imported whose local rate differs from the CDTFA rate of the
-ZIP's city (or of its county's unincorporated area).
+Disagreements with what is already imported: for California's CDTFA table,
+:func:`cdtfa_disagreements` lists the ZIP-level records whose local rate
+differs from the CDTFA rate of the ZIP's city (or of its county's
+unincorporated area); for ZIP-level official records,
+:func:`zip_disagreements` lists the ZIPs whose local rate differs from the
+other sources' on a date.
 
 Pure: records and plain data in, a report out.
 """
@@ -68,15 +73,16 @@ class Anomaly:
 @dataclass(frozen=True, slots=True)
 class Disagreement:
     zip5: str
-    place: str  # the CDTFA place the ZIP's city or county matched
-    cdtfa_rate: Decimal  # local rate (beyond state and statewide local)
-    table_rate: Decimal
+    place: str  # the CDTFA place the ZIP's city or county matched, or the new record's county
+    rate: Decimal  # local rate (beyond state and statewide local) of the file imported
+    table_rate: Decimal  # local rate of the record already imported
     table_source: str
+    label: str = "CDTFA"  # how the printed report names the file imported
 
     def text(self) -> str:
         return (
-            f"ZIP {self.zip5} ({self.place}): CDTFA local {_pct(self.cdtfa_rate)}, "
-            f"{self.table_source} local {_pct(self.table_rate)}"
+            f"ZIP {self.zip5} ({self.place}): {self.label} local {pct(self.rate)}, "
+            f"{self.table_source} local {pct(self.table_rate)}"
         )
 
 
@@ -143,7 +149,10 @@ def build_report(
     limits: Mapping[str, LocalLimit],
     warnings: Iterable[str] = (),
     disagreements: Iterable[Disagreement] = (),
+    anomalies: Iterable[Anomaly] = (),
 ) -> RateReport:
+    """The report of one file; ``anomalies``: those the importer found itself
+    (added to the rate checks of :func:`find_anomalies`)."""
     zip_keys: dict[str, set[tuple[str | None, str | None]]] = {}
     places = 0
     for r in records:
@@ -167,7 +176,7 @@ def build_report(
         effective_from=min(starts) if starts else None,
         effective_to=None if open_ended or not ends else max(ends),
         source_kinds=tuple(sorted({r.source_kind for r in records})),
-        anomalies=tuple(find_anomalies(records, states, limits)),
+        anomalies=(*find_anomalies(records, states, limits), *anomalies),
         warnings=tuple(warnings),
         disagreements=tuple(disagreements),
     )
@@ -199,18 +208,18 @@ def find_anomalies(
                 continue
             if not info.has_local_taxes:
                 add("local_tax_in_state_without_local_taxes", r, c.code,
-                    f"{c.type} {c.name} {_pct(c.rate)} in a state with no local sales taxes")
+                    f"{c.type} {c.name} {pct(c.rate)} in a state with no local sales taxes")
             if limit is not None and limit.max_local_rate is not None and c.rate > limit.max_local_rate:
                 add("component_above_max_local", r, c.code,
-                    f"{c.type} {c.name} {_pct(c.rate)} above the documented maximum local rate {_pct(limit.max_local_rate)}")
+                    f"{c.type} {c.name} {pct(c.rate)} above the documented maximum local rate {pct(limit.max_local_rate)}")
             if c.type == "special" and state > 0 and c.rate > state:
                 add("special_above_state", r, c.code,
-                    f"special district {c.name} {_pct(c.rate)} above the state rate {_pct(state)}")
+                    f"special district {c.name} {pct(c.rate)} above the state rate {pct(state)}")
         if limit is not None and limit.max_combined_rate is not None:
             combined = state + (swl.rate if swl is not None else _ZERO) + r.local_rate
             if combined > limit.max_combined_rate:
                 add("combined_above_max", r, "",
-                    f"combined rate {_pct(combined)} above the documented maximum {_pct(limit.max_combined_rate)}")
+                    f"combined rate {pct(combined)} above the documented maximum {pct(limit.max_combined_rate)}")
     return sorted(found.values(), key=lambda a: (a.line, a.kind))
 
 
@@ -249,6 +258,28 @@ def cdtfa_disagreements(
     return sorted(out, key=lambda d: d.zip5)
 
 
+def zip_disagreements(
+    new: Sequence[LocalRecord], imported: Iterable[LocalRecord], on: date, label: str
+) -> list[Disagreement]:
+    """ZIPs where the new file's default ZIP-level record in force on ``on`` (its
+    primary one, else its first) has another local rate than a ZIP-level record
+    of another source in force that day."""
+    mine: dict[tuple[str, str], LocalRecord] = {}
+    for r in new:
+        if r.zip5 is not None and r.plus4_low is None and r.street is None and r.covers(on):
+            key = (r.state, r.zip5)
+            if key not in mine or (r.primary and not mine[key].primary):
+                mine[key] = r
+    out: list[Disagreement] = []
+    for rec in imported:
+        if rec.zip5 is None or rec.plus4_low is not None or rec.street is not None or not rec.covers(on):
+            continue
+        m = mine.get((rec.state, rec.zip5))
+        if m is not None and m.source != rec.source and m.local_rate != rec.local_rate:
+            out.append(Disagreement(rec.zip5, m.county or m.city or "", m.local_rate, rec.local_rate, rec.source, label))
+    return sorted(out, key=lambda d: d.zip5)
+
+
 def _where(r: LocalRecord) -> str:
     if r.zip5 is not None:
         return f"ZIP {r.zip5}"
@@ -257,7 +288,7 @@ def _where(r: LocalRecord) -> str:
     return r.city or r.county or "?"
 
 
-def _pct(rate: Decimal) -> str:
+def pct(rate: Decimal) -> str:
     text = f"{(rate * 100).normalize():f}"
     return f"{text}%"
 

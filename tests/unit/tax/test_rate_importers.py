@@ -19,7 +19,7 @@ from levy.domain.tax.rates import RateTable
 from levy.rates.builtin import county_names, load_local_limits, load_states, zip5_records, zip_counties, zip_directory
 from levy.rates.cdtfa import effective_from_name, parse_cdtfa
 from levy.rates.generic import parse_generic
-from levy.rates.report import LocalLimit, build_report, cdtfa_disagreements, find_anomalies
+from levy.rates.report import LocalLimit, build_report, cdtfa_disagreements, find_anomalies, zip_disagreements
 from levy.rates.sst import parse_sst_rates
 from levy.rates.sst_county import sst_county_records
 from levy.rates.zip5 import parse_zip5
@@ -314,6 +314,24 @@ def test_the_estimated_ca_table_folds_a_reservation_into_a_zip() -> None:
     assert "15.5%" in anomalies[0].detail
 
 
+def test_zip_disagreements_by_hand() -> None:
+    bibb_3, bibb_4 = _c("county", "Bibb County", "0.03"), _c("county", "Bibb County", "0.04")
+
+    def zrec(zip5: str, comp: Component, source: str, start: date, end: date | None = None) -> LocalRecord:
+        return LocalRecord(state="GA", zip5=zip5, components=(comp,), effective_from=start, effective_to=end,
+                           source=source, source_kind="official_zip", county="Bibb County", primary=True)
+
+    new = [zrec("31201", bibb_3, "GAR.csv", date(2025, 10, 1), date(2026, 3, 31)),
+           zrec("31201", bibb_4, "GAR.csv", date(2026, 4, 1)), zrec("31204", bibb_4, "GAR.csv", date(2026, 4, 1))]
+    table = [zrec("31201", bibb_3, "ZIP5.csv", date(2026, 3, 1)), zrec("31204", bibb_4, "ZIP5.csv", date(2026, 3, 1)),
+             zrec("31210", bibb_3, "ZIP5.csv", date(2026, 3, 1))]
+    # On 2026-04-01: 31201 new 4% vs table 3% (differs); 31204 4% both; 31210 not in the new file.
+    [d] = zip_disagreements(new, table, date(2026, 4, 1), "GAR.csv")
+    assert d.text() == "ZIP 31201 (Bibb County): GAR.csv local 4%, ZIP5.csv local 3%"
+    # On 2026-03-15 the new file's 3% row is in force: no disagreement.
+    assert zip_disagreements(new, table, date(2026, 3, 15), "GAR.csv") == []
+
+
 def test_cdtfa_disagreements_by_hand() -> None:
     cdtfa = parse_cdtfa(["Location,Rate,County,Type,Notes", "Los Angeles,0.0975,Los Angeles,City",
                          "Los Angeles County,0.1025,Los Angeles,County"], "SalesTaxRates1-1-26.csv", base_rate=CA_BASE)
@@ -327,7 +345,7 @@ def test_cdtfa_disagreements_by_hand() -> None:
     found = cdtfa_disagreements(cdtfa, records, zip_directory(), date(2026, 1, 1))
     # 90001 (directory city Los Angeles): table local 10.5% - 7.25% = 3.25%, CDTFA Los Angeles 9.75% - 7.25% = 2.5%.
     # 90012: table 9.75% - 7.25% = 2.5% = CDTFA: no disagreement.
-    assert [(d.zip5, d.place, d.cdtfa_rate, d.table_rate) for d in found] == [
+    assert [(d.zip5, d.place, d.rate, d.table_rate) for d in found] == [
         ("90001", "Los Angeles", Decimal("0.025"), Decimal("0.0325"))]
     assert found[0].text() == "ZIP 90001 (Los Angeles): CDTFA local 2.5%, TAXRATES_ZIP5_CA202603.csv local 3.25%"
 
@@ -369,14 +387,18 @@ def test_build_tells_the_formats_apart_and_reports_on_the_real_files() -> None:
     assert (cleaned.format, ga.format, ca.format) == ("cdtfa", "sst_county", "zip5")
     # Cleaned CDTFA: 546 rows under the header (547 lines - header), 541 records (see above), all place-wide.
     assert cleaned.report is not None and (cleaned.report["rows_read"], cleaned.report["places"]) == (546, 541)
-    # GA alone: 449 rate rows; county rows placed on 970 ZIPs; its 16 city/special rows, 9 of them with a rate
-    # in force on or after 2026-04-01 (Q2): 6 city rows (lines 6, 9, 10-13) and specials 00060, 00044, 99999
-    # (lines 14, 15, 17; line 16, 00031, is 0%).
+    # GA alone: 449 rate rows; county rows placed on 970 ZIPs; of its 16 city/special rows, 9 have a rate in force
+    # on or after 2026-04-01 (Q2): 6 city rows (lines 6, 9, 10-13) and specials 00060, 00044, 99999 (lines 14, 15,
+    # 17; line 16, 00031, is 0%): one unplaced_local_taxes anomaly each.
     assert ga.rate_report is not None
     assert (ga.rate_report.rows_read, ga.rate_report.records, ga.rate_report.zips_covered) == (449, 2297, 970)
     assert ga.effective_from == date(2011, 1, 1) and ga.effective_to is None
-    [warning] = ga.rate_report.warnings
-    assert warning.startswith("9 city/special-district row(s) with a rate in force on or after 2026-04-01")
+    assert [(a.kind, a.line) for a in ga.rate_report.anomalies] == [
+        ("unplaced_local_taxes", n) for n in (6, 9, 10, 11, 12, 13, 14, 15, 17)]
+    assert ga.rate_report.anomalies[0].text() == (
+        "line 6: GA city 04000: 1.9% in force from 2022-10-01 cannot be placed on ZIPs without the boundary file: "
+        "left out of these records")
+    assert ga.rate_report.warnings == ()
     # The estimated CA table: one record per ZIP, 3 anomalies on line 616 (see above).
     assert ca.rate_report is not None and ca.rate_report.source_kinds == ("estimated",)
     assert len(ca.rate_report.anomalies) == 3
