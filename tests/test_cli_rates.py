@@ -41,6 +41,13 @@ def rates_on(url: str, on: date, **address: str) -> tuple[Decimal, str]:
     return sum((r.rate for r in res.rows), Decimal(0)), res.level
 
 
+def write(folder: Path, files: dict[str, str]) -> list[str]:
+    """Write ``{name: text}`` into ``folder``; their paths, in order."""
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return [str(folder / name) for name in files]
+
+
 def test_import_help_lists_the_new_options() -> None:
     r = subprocess.run([sys.executable, "-m", "levy", "rates", "import", "--help"], cwd=ROOT, capture_output=True,
                        text=True, env=levy_env(), timeout=60)
@@ -59,9 +66,8 @@ def test_strict_refuses_an_import_with_anomalies_and_without_it_they_are_listed(
     fresh_database_url: str, tmp_path: Path  # noqa: F811
 ) -> None:
     url = fresh_database_url
-    f = tmp_path / "nv.csv"
-    f.write_text(NV_GENERIC)
-    done = levy(url, "rates", "import", "--no-progress", "--strict", str(f))
+    [f] = write(tmp_path, {"nv.csv": NV_GENERIC})
+    done = levy(url, "rates", "import", "--no-progress", "--strict", f)
     assert done.returncode == 1
     assert "--strict: anomalies in nv.csv" in done.stderr and "nothing imported" in done.stderr
     # The report is printed all the same. 3 rows, 3 records; ZIPs 89101 (two cities: two candidates) and 89102.
@@ -75,7 +81,7 @@ def test_strict_refuses_an_import_with_anomalies_and_without_it_they_are_listed(
     listed = levy(url, "rates", "list")
     assert listed.stdout.strip() == "no rate imports"
 
-    done = levy(url, "rates", "import", "--no-progress", str(f))
+    done = levy(url, "rates", "import", "--no-progress", f)
     assert done.returncode == 0, done.stderr
     assert "anomalies: 3" in done.stdout and "nv.csv: imported 3 records (generic, effective from 2026-04-01)" in done.stdout
     listed = levy(url, "rates", "list").stdout.splitlines()
@@ -98,11 +104,10 @@ GA_SST = """13,45,13,0.04,0.04,0,0,20110101,29991231
 
 def test_sst_rate_file_without_a_boundary_file_is_placed_by_county(fresh_database_url: str, tmp_path: Path) -> None:  # noqa: F811
     url = fresh_database_url
-    f = tmp_path / "GAR2026Q2TEST.csv"
-    f.write_text(GA_SST)
-    refused = levy(url, "rates", "import", "--no-progress", "--strict", str(f))
+    [f] = write(tmp_path, {"GAR2026Q2TEST.csv": GA_SST})
+    refused = levy(url, "rates", "import", "--no-progress", "--strict", f)
     assert refused.returncode == 1 and "nothing imported" in refused.stderr
-    done = levy(url, "rates", "import", "--no-progress", str(f))
+    done = levy(url, "rates", "import", "--no-progress", f)
     assert done.returncode == 0, done.stderr
     # County 13021 is Bibb County; the ZIP directory has 22 Bibb ZIPs (31052, 31201-31213, 31216, 31217, 31220,
     # 31221, 31294-31297): 2 county rows x 22 ZIPs = 44 records. The state row is not used; the city row
@@ -130,12 +135,9 @@ GA,30303,ATLANTA,0.089000,0.040000,0.030000,0.015000,0.004000,0
 def test_sst_file_by_county_reports_where_it_disagrees_with_an_imported_zip_table(
     fresh_database_url: str, tmp_path: Path  # noqa: F811
 ) -> None:
-    url = fresh_database_url
-    (tmp_path / "TAXRATES_ZIP5_GA202603.csv").write_text(GA_ZIP5)
-    (tmp_path / "GAR2026Q2TEST.csv").write_text(GA_SST)
+    paths = write(tmp_path, {"TAXRATES_ZIP5_GA202603.csv": GA_ZIP5, "GAR2026Q2TEST.csv": GA_SST})
     # Both in one command, the ZIP table first: the SST file is compared with it on its quarter, 2026-04-01.
-    done = levy(url, "rates", "import", "--no-progress", str(tmp_path / "TAXRATES_ZIP5_GA202603.csv"),
-                str(tmp_path / "GAR2026Q2TEST.csv"))
+    done = levy(fresh_database_url, "rates", "import", "--no-progress", *paths)
     assert done.returncode == 0, done.stderr
     # 31201 (Bibb County): the SST file 4% from 2026-04-01, the March table 3%. 30303 (Fulton County) is not in
     # the SST file (no Fulton row): not compared.
@@ -160,12 +162,10 @@ def test_cdtfa_table_reports_where_it_disagrees_with_an_imported_zip_table(
     fresh_database_url: str, tmp_path: Path  # noqa: F811
 ) -> None:
     url = fresh_database_url
-    (tmp_path / "TAXRATES_ZIP5_CA202603.csv").write_text(CA_ZIP5)
-    (tmp_path / "SalesTaxRates1-1-26.csv").write_text(CDTFA_RAW)
-    done = levy(url, "rates", "import", "--no-progress", str(tmp_path / "TAXRATES_ZIP5_CA202603.csv"))
-    assert done.returncode == 0, done.stderr
-    done = levy(url, "rates", "import", "--no-progress", str(tmp_path / "SalesTaxRates1-1-26.csv"))
-    assert done.returncode == 0, done.stderr
+    table, cdtfa = write(tmp_path, {"TAXRATES_ZIP5_CA202603.csv": CA_ZIP5, "SalesTaxRates1-1-26.csv": CDTFA_RAW})
+    for path in (table, cdtfa):  # two imports: the CDTFA table is compared with what is stored
+        done = levy(url, "rates", "import", "--no-progress", path)
+        assert done.returncode == 0, done.stderr
     # 3 rows under the header; the "Please refer" row has no rate: 2 place-wide records.
     assert ("SalesTaxRates1-1-26.csv: 3 rows read, 2 records, states CA, 0 ZIPs covered (0 with several "
             "candidates), 2 place-wide records, effective 2026-01-01.., kind official_zip") in done.stdout
