@@ -19,11 +19,13 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
         "(a bad file changes nothing), each file once (same SHA-256 again: 'already imported'). "
         "Per-ZIP tables (State,ZipCode,TaxRegionName,... header) are effective from the month in their name "
         "(..._CA202603.csv -> 2026-03-01). SST rate files are joined to their boundary file (--boundaries, or "
-        "XXB... beside XXR...); without one, their county rows are placed on each county's ZIPs, every row with "
+        "XXB... beside XXR...): every boundary record (z ZIP, 4 ZIP+4, a street range) keeps its own effective "
+        "window; without a boundary file, their county rows are placed on each county's ZIPs, every row with "
         "its own dates. California's CDTFA table (Location,Rate,... header) is effective from the date in its "
         "name (SalesTaxRates1-1-26.csv -> 2026-01-01). Levy's generic CSV (state,zip5,...,components header) is "
         "dated row by row. Every file's report is printed: rows read, ZIPs covered, ZIPs with several candidates, "
         "anomalies (rates above the state's documented maxima, special districts above the state rate). "
+        "Older imports are kept: a past date uses the rates in force then. "
         "Running servers pick the new rates up within LEVY_RATES_REFRESH_SECONDS.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="Rate files, or directories whose files are all imported.")
@@ -32,8 +34,9 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
         "--effective-from",
         metavar="YYYY-MM-DD",
         type=date.fromisoformat,
-        help="First day the rates apply (default: the month, quarter or date in each file name; "
-        "the generic CSV's rows carry their own dates).",
+        help="First day the rates of a per-ZIP table or a CDTFA table apply, and the date an SST import is "
+        "labelled with (default: the month, quarter or date in each file name; the generic CSV's rows and an SST "
+        "rate file without boundaries carry their own dates).",
     )
     p.add_argument(
         "--source-kind",

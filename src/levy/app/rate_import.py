@@ -7,8 +7,10 @@ Formats, told apart by content:
   the month in the file name (``..._CA202603.csv`` -> 2026-03-01);
 * Streamlined Sales Tax rate files (no header, first column a state FIPS code)
   with their boundary file: ``--boundaries FILE``, or paired by name (``MNR...``
-  with ``MNB...`` in the same directory). Rows are in force from the quarter in
-  the name (``2026Q2`` -> 2026-04-01) or ``--effective-from``;
+  with ``MNB...`` in the same directory). Every boundary record (``z``, ``4``,
+  ``a``) is kept with its own effective window (:func:`levy.rates.sst.sst_records`);
+  the import is labelled with the quarter in the name (``2026Q2`` ->
+  2026-04-01) or ``--effective-from``;
 * an SST rate file with no boundary file: its county rows placed on the ZIPs of
   each county (:mod:`levy.rates.sst_county`), every row with its own dates;
 * California's CDTFA table of rates by city and county (a ``Location,Rate,...``
@@ -41,10 +43,10 @@ from levy.domain.errors import ValidationFailed
 from levy.domain.tax.local_rates import LocalRecord, SourceKind
 from levy.domain.tax.rates import ZipRateRow
 from levy.rates import cdtfa
-from levy.rates.builtin import county_names, load_local_limits, load_states, zip5_records, zip_counties, zip_directory
+from levy.rates.builtin import county_names, load_local_limits, states_by_code, zip5_records, zip_counties, zip_directory
 from levy.rates.generic import looks_like_generic, parse_generic
 from levy.rates.report import Anomaly, RateReport, build_report, cdtfa_disagreements, pct, zip_disagreements
-from levy.rates.sst import STATE_FIPS, SstRate, parse_sst_boundaries, parse_sst_rates, sst_zip_rows
+from levy.rates.sst import STATE_FIPS, SstRate, parse_sst_boundaries, parse_sst_rates, sst_records
 from levy.rates.sst_county import sst_county_records
 from levy.rates.zip5 import HEADER, effective_from_name, parse_zip5
 from levy.store import rates as store
@@ -162,12 +164,9 @@ def build(
             else:
                 bounds = parse_sst_boundaries(_lines(pair[1]), pair[0].name)
                 sha = hashlib.sha256(data + b"\0" + pair[1]).hexdigest()
-                records = zip5_records(sst_zip_rows(rates, bounds, on, f"{f.name}+{pair[0].name}"))
+                records = sst_records(rates, bounds, f"{f.name}+{pair[0].name}", states_by_code(), zip_directory())
                 if not records:
-                    raise ValidationFailed(
-                        f"{f}: no ZIP boundary record of {pair[0].name} is in force on {on.isoformat()}; "
-                        "use --effective-from with a date the boundary file covers"
-                    )
+                    raise ValidationFailed(f"{f}: {pair[0].name} has no boundary record of a known state")
                 fmt, start, rows_read = "sst", on, len(rates) + len(bounds)
         elif kind == "cdtfa":
             start = effective_from or cdtfa.effective_from_name(f.name)
@@ -181,20 +180,19 @@ def build(
         else:
             continue  # a boundary file: read with its rate file
         report = build_report(
-            f.name, records, rows_read=rows_read, states={s.code: s for s in load_states()},
+            f.name, records, rows_read=rows_read, states=states_by_code(),
             limits=load_local_limits(), warnings=warnings, anomalies=anomalies,
         )
-        window_start = report.effective_from or start
+        # An SST import with boundaries is labelled with its quarter; the others with their records' window.
+        window = (start, None) if fmt == "sst" else (report.effective_from or start, report.effective_to)
         quarter = start if fmt == "sst_county" else None
-        parsed.append(
-            ParsedFile(f, fmt, sha, window_start, report.effective_to, records, report.summary(), report, quarter)
-        )
+        parsed.append(ParsedFile(f, fmt, sha, *window, records, report.summary(), report, quarter))
     return parsed
 
 
 def _statewide_rate(state: str, on: date) -> Decimal:
     """State rate plus statewide mandatory local portion in force on ``on`` (built-in data)."""
-    info = next(s for s in load_states() if s.code == state)
+    info = states_by_code()[state]
     rate, swl = info.rate_on(on), info.statewide_local_on(on)
     if rate is None:
         raise ValidationFailed(f"no {info.name} state rate is on record for {on.isoformat()}")

@@ -26,14 +26,14 @@ _JURISDICTION_RE = re.compile(r"^([A-Z]{2})-([A-Z]{2,3})-([A-Z0-9]{1,16})$")
 
 @lru_cache(maxsize=1)
 def state_names() -> dict[str, str]:
-    """Two-letter code -> name for every state and DC (from the built-in rate data)."""
+    """Two-letter code -> name for every state, DC and Puerto Rico (from the built-in rate data)."""
     from levy.rates.builtin import load_states
 
     return {s.code: s.name for s in load_states()}
 
 
 def validate_jurisdiction(value: str, pointer: str) -> str:
-    """``US-ST-<state or DC>``; returns the upper-cased code."""
+    """``US-ST-<state, DC or PR>``; returns the upper-cased code."""
     code = value.strip().upper()
     m = _JURISDICTION_RE.match(code)
     if m is None:
@@ -50,7 +50,7 @@ def validate_jurisdiction(value: str, pointer: str) -> str:
         )
     if region not in state_names():
         raise ValidationFailed(
-            f"jurisdiction '{value}': '{region}' is not a US state or DC code", pointer=pointer
+            f"jurisdiction '{value}': '{region}' is not a US state, DC or PR code", pointer=pointer
         )
     return code
 

@@ -1,7 +1,7 @@
 """Jurisdiction codes used by registrations and exemption certificates.
 
 The shape is the tax engine's (docs/tax-engine.md): ``US-ST-CA`` for a state
-(50 states and DC), ``US-CO-<ST>-<SLUG>`` for a county, ``US-CI-<ST>-<SLUG>``
+(50 states, DC and Puerto Rico, ``US-ST-PR``), ``US-CO-<ST>-<SLUG>`` for a county, ``US-CI-<ST>-<SLUG>``
 for a city and ``US-SP-<ST>-<SLUG>`` for a special district, where SLUG is the
 upper-case name with runs of other characters replaced by ``_``. Codes are
 case-sensitive, as the engine compares them exactly.
@@ -23,7 +23,7 @@ US_STATES: dict[str, str] = {
     "NY": "New York", "NC": "North Carolina", "ND": "North Dakota", "OH": "Ohio", "OK": "Oklahoma",
     "OR": "Oregon", "PA": "Pennsylvania", "RI": "Rhode Island", "SC": "South Carolina", "SD": "South Dakota",
     "TN": "Tennessee", "TX": "Texas", "UT": "Utah", "VT": "Vermont", "VA": "Virginia", "WA": "Washington",
-    "WV": "West Virginia", "WI": "Wisconsin", "WY": "Wyoming",
+    "WV": "West Virginia", "WI": "Wisconsin", "WY": "Wyoming", "PR": "Puerto Rico",
 }
 
 LEVELS = {"ST": "state", "CO": "county", "CI": "city", "SP": "special"}
@@ -33,7 +33,7 @@ _EXAMPLES = "'US-ST-CA' for a state, 'US-CO-NY-NEW_YORK_COUNTY', 'US-CI-<ST>-<NA
 
 
 def validate_jurisdiction(code: str, pointer: str) -> str:
-    """Return ``code`` when it names a US state/DC or a local jurisdiction in one; else 422 at ``pointer``."""
+    """Return ``code`` when it names a US state, DC or Puerto Rico, or a local jurisdiction in one; else 422 at ``pointer``."""
     m = _SHAPE.match(code)
     if m is None:
         hint = f" (codes are upper-case: did you mean '{code.upper()}'?)" if _SHAPE.match(code.upper()) else ""
@@ -47,7 +47,7 @@ def validate_jurisdiction(code: str, pointer: str) -> str:
             pointer=pointer,
         )
     if region not in US_STATES:
-        raise ValidationFailed(f"'{code}': '{region}' is not a US state or DC.", pointer=pointer)
+        raise ValidationFailed(f"'{code}': '{region}' is not a US state, DC or PR.", pointer=pointer)
     if level == "ST" and slug is not None:
         raise ValidationFailed(
             f"'{code}': a state code has no suffix; use 'US-ST-{region}' (local portions follow the state).",

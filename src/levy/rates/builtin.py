@@ -76,11 +76,16 @@ def builtin_rate_table(records=()) -> RateTable:  # type: ignore[no-untyped-def]
     return RateTable.build(load_states(), records, zip_directory())
 
 
+@lru_cache(maxsize=1)
+def states_by_code() -> dict[str, StateInfo]:
+    return {s.code: s for s in load_states()}
+
+
 def zip5_records(rows):  # type: ignore[no-untyped-def]
     """Per-ZIP table rows as estimated LocalRecords, named from the ZIP directory."""
     from levy.domain.tax.rates import zip_row_record
 
-    states = {s.code: s for s in load_states()}
+    states = states_by_code()
     directory = zip_directory()
     return [zip_row_record(states[r.state], r, directory.get(r.zip5)) for r in rows if r.state in states]
 

@@ -7,7 +7,10 @@ end YYYYMMDD.
 
 Boundary file (no header, 89 columns; SST "Boundary Database" layout): 0 record
 type (``z`` 5-digit ZIP range, ``4`` ZIP+4 range, ``a`` address range), 1 begin,
-2 end, 17 ZIP low, 18 plus-4 low, 19 ZIP high, 20 plus-4 high, 21 composite
+2 end, 3 low address, 4 high address, 5 odd/even indicator (O, E, B), 6 street
+pre-directional, 7 street name, 8 street suffix, 9 post-directional, 10-13
+secondary address (not used), 14 city name, 15 ZIP code and 16 plus-4 (address
+records), 17 ZIP low, 18 plus-4 low, 19 ZIP high, 20 plus-4 high, 21 composite
 SER code, 22 state FIPS, 23 FIPS state indicator, 24 county FIPS, 25 place
 FIPS, 26 place class, 27 longitude, 28 latitude, then 20 special-district
 triples (code source, code, type of taxing authority) from column 29.
@@ -19,13 +22,18 @@ with file and line number.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.periods import within
+from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange
+from levy.domain.tax.rates import StateInfo, ZipPlace, slug, without_statewide_local
 
 JURISDICTION_TYPES = {"45": "state", "00": "county", "01": "city", "63": "special"}
 MAX_ERRORS = 50
@@ -66,8 +74,11 @@ class SstBoundary:
     specials: tuple[tuple[str, str], ...]  # (district code, type of taxing authority)
     source: str
     line: int
+    street: StreetRange | None = None  # "a" records: the address range (fields as the file writes them)
+    city: str | None = None  # "a" records: the city name column
 
 
+@lru_cache(maxsize=4096)
 def _date(text: str) -> date | None:
     text = text.strip()
     if len(text) != 8 or not text.isdigit():
@@ -123,8 +134,41 @@ def parse_sst_rates(lines: Iterable[str], source: str) -> list[SstRate]:
     return rows
 
 
+_PARITY = {"O": "odd", "E": "even", "B": "both", "": "both"}
+
+
+def _zip(text: str, what: str) -> str:
+    text = text.strip()
+    if len(text) != 5 or not text.isdigit():
+        raise ValueError(f"bad {what} {text!r}")
+    return text
+
+
+def _plus4(text: str) -> str | None:
+    text = text.strip()
+    if not text:
+        return None
+    if len(text) != 4 or not text.isdigit():
+        raise ValueError(f"bad ZIP+4 extension {text!r}")
+    return text
+
+
+def _street(rec: list[str]) -> StreetRange:
+    low, high, parity = rec[3].strip(), rec[4].strip(), rec[5].strip().upper()
+    if not (low.isdigit() and high.isdigit() and int(low) <= int(high)):
+        raise ValueError(f"bad address range {low!r}-{high!r}")
+    if parity not in _PARITY:
+        raise ValueError(f"bad odd/even indicator {rec[5]!r}")
+    name = rec[7].strip()
+    if not name:
+        raise ValueError("address record without a street name")
+    return StreetRange(int(low), int(high), _PARITY[parity], name, rec[6].strip(), rec[8].strip(), rec[9].strip())  # type: ignore[arg-type]
+
+
 def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]:
-    """ZIP-level records (``z`` and ``4``); address records (``a``) are skipped."""
+    """Every record: ``z`` (5-digit ZIP range), ``4`` (ZIP+4 range) and ``a``
+    (address range: columns 3-9 low, high, odd/even, pre-directional, street
+    name, suffix, post-directional; 14 city; 15 ZIP, else 17)."""
     rows: list[SstBoundary] = []
     errors: list[ValidationFailed] = []
     for line_no, rec in enumerate(csv.reader(lines), start=1):
@@ -134,30 +178,41 @@ def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]
             kind = rec[0].strip().lower()
             if kind not in ("z", "4", "a"):
                 raise ValueError(f"unknown record type {rec[0]!r}")
-            if kind == "a":
-                continue
             if len(rec) < 29:
                 raise ValueError(f"expected at least 29 columns, found {len(rec)}")
             begin = _date(rec[1])
             if begin is None:
                 raise ValueError("begin date cannot be open-ended")
             end = _date(rec[2])
-            zl, zh = rec[17].strip(), rec[19].strip()
-            if not (len(zl) == 5 and zl.isdigit() and len(zh) == 5 and zh.isdigit() and zl <= zh):
-                raise ValueError(f"bad ZIP range {zl!r}-{zh!r}")
+            if end is not None and end < begin:
+                raise ValueError("end date before begin date")
+            street = city = None
+            if kind == "a":
+                street = _street(rec)
+                zl = zh = _zip(rec[15] if rec[15].strip() else rec[17], "ZIP code")
+                pl = ph = None
+                city = rec[14].strip() or None
+            else:
+                zl, zh = _zip(rec[17], "ZIP low"), _zip(rec[19], "ZIP high")
+                if zl > zh:
+                    raise ValueError(f"bad ZIP range {zl!r}-{zh!r}")
+                pl, ph = _plus4(rec[18]), _plus4(rec[20])
+                if kind == "4" and (pl is None or ph is None or (zl == zh and pl > ph)):
+                    raise ValueError(f"bad ZIP+4 range {zl}-{rec[18]!r}..{zh}-{rec[20]!r}")
             st = rec[22].strip()
             if len(st) != 2 or not st.isdigit():
                 raise ValueError(f"bad state FIPS {st!r}")
             specials = []
-            for i in range(29, len(rec) - 2, 3):
-                code, typ = rec[i + 1].strip(), rec[i + 2].strip()
-                if code:
-                    specials.append((code, typ))
+            if any(rec[29:]):
+                for i in range(29, len(rec) - 2, 3):
+                    code, typ = rec[i + 1].strip(), rec[i + 2].strip()
+                    if code:
+                        specials.append((code, typ))
             rows.append(
                 SstBoundary(
-                    kind, begin, end, zl, zh,
-                    rec[18].strip() or None, rec[20].strip() or None,
+                    kind, begin, end, zl, zh, pl, ph,
                     st, rec[24].strip() or None, rec[25].strip() or None, tuple(specials), source, line_no,
+                    street, city,
                 )
             )
         except ValueError as e:
@@ -178,35 +233,156 @@ STATE_FIPS = {
 }
 
 
-def _covers(start: date, end: date | None, on: date) -> bool:
-    return within(on, start, end)
+_ONE_DAY = timedelta(days=1)
 
 
-def sst_zip_rows(rates: Iterable[SstRate], boundaries: Iterable[SstBoundary], on: date, source: str):  # type: ignore[no-untyped-def]
-    """Per-ZIP rows (for :class:`RateTable`) from SST rates and 5-digit ZIP boundaries in force on ``on``.
+def sst_records(
+    rates: Iterable[SstRate],
+    boundaries: Sequence[SstBoundary],
+    source: str,
+    states: Mapping[str, StateInfo],
+    directory: Mapping[str, ZipPlace],
+) -> list[LocalRecord]:
+    """LocalRecords of SST boundary records joined to the SST rate file.
 
-    County, city (place) and special-district general intrastate rates are summed per ZIP; the state rate comes
-    from the built-in data (the SST state row is not used). A ZIP range is expanded to each ZIP in it. Rows are
-    in force from ``on`` with no end (a later import supersedes them).
+    ``z`` records become ZIP-level ``official_zip`` records (primary: the whole
+    ZIP), ``4`` and ``a`` records ZIP+4 and street-range ``official_address``
+    records; each keeps its own effective window, cut where a rate of its
+    county, place or districts changes (the general intrastate rate in force
+    over each piece). A range of ZIPs is expanded to the ZIPs of the ZIP
+    directory in it (and its two ends). The state rate comes from the built-in
+    data (the SST state row is not used), and the statewide mandatory local
+    portion is taken out of the county component as for every source.
+    County and place names come from the ZIP directory (the boundary file has
+    FIPS codes only): the county (city) most of the FIPS code's ZIPs are in.
+    Components carry the SST authority ``<state FIPS>-<type>-<FIPS>`` (type
+    ``00`` county, ``01`` city, ``63`` special).
     """
-    from levy.domain.tax.rates import ZipRateRow
-
-    index: dict[tuple[str, str, str], Decimal] = {}
+    by_key: dict[tuple[str, str, str], list[SstRate]] = {}
     for r in rates:
-        if _covers(r.effective_from, r.effective_to, on):
-            index[(r.state_fips, r.type, r.jurisdiction_fips)] = r.general_intrastate
-    out = []
-    zero = Decimal(0)
+        if r.type != "state":
+            by_key.setdefault((r.state_fips, r.type, r.jurisdiction_fips), []).append(r)
+    names = _fips_names(boundaries, directory)
+    zips_by_state: dict[str, list[str]] = {}
+    for z, place in directory.items():
+        zips_by_state.setdefault(place.state, []).append(z)
+    for v in zips_by_state.values():
+        v.sort()
+    components: dict[tuple[str, str, str, Decimal], Component] = {}
+    # The dated component sets of one authority set over one window: most records share theirs.
+    windows: dict[tuple[object, ...], list[tuple[date, date | None, tuple[Component, ...]]]] = {}
+    out: list[LocalRecord] = []
     for b in boundaries:
-        if b.record_type != "z" or not _covers(b.effective_from, b.effective_to, on):
-            continue
         state = STATE_FIPS.get(b.state_fips)
-        if state is None:
+        st = states.get(state) if state else None
+        if st is None:
             continue
-        county = index.get((b.state_fips, "county", b.county_fips or ""), zero) if b.county_fips else zero
-        city = index.get((b.state_fips, "city", b.place_fips or ""), zero) if b.place_fips else zero
-        special = sum((index.get((b.state_fips, "special", code), zero) for code, _ in b.specials), zero)
-        region = f"FIPS {b.state_fips}{b.county_fips or ''}"
-        for z in range(int(b.zip_low), int(b.zip_high) + 1):
-            out.append(ZipRateRow(state, f"{z:05d}", region, zero, county, city, special, on, None, source, b.line))
+        key = (b.state_fips, b.county_fips, b.place_fips, b.specials, b.effective_from, b.effective_to)
+        pieces = windows.get(key)
+        if pieces is None:
+            keys = []
+            if b.county_fips:
+                keys.append((b.state_fips, "county", b.county_fips))
+            if b.place_fips:
+                keys.append((b.state_fips, "city", b.place_fips))
+            keys.extend((b.state_fips, "special", code) for code, _ in b.specials)
+            relevant = [r for k in keys for r in by_key.get(k, ())]
+            pieces = windows[key] = []
+            for start, end in _pieces(b.effective_from, b.effective_to, relevant):
+                comps = []
+                for k in keys:
+                    rate = _rate_on(by_key.get(k, ()), start)
+                    if rate:
+                        comp = components.get((*k, rate))
+                        if comp is None:
+                            comp = components[(*k, rate)] = _component(state, k, rate, names)  # type: ignore[arg-type]
+                        comps.append(comp)
+                pieces.append((start, end, without_statewide_local(st, tuple(comps), start)))
+        for start, end, local in pieces:
+            out.extend(_expand(b, state, local, start, end, source, zips_by_state.get(state, [])))  # type: ignore[arg-type]
     return out
+
+
+def _rate_on(rows: Iterable[SstRate], on: date) -> Decimal:
+    best: SstRate | None = None
+    for r in rows:
+        if within(on, r.effective_from, r.effective_to) and (best is None or r.effective_from > best.effective_from):
+            best = r
+    return best.general_intrastate if best is not None else Decimal(0)
+
+
+def _pieces(start: date, end: date | None, rates: Sequence[SstRate]) -> list[tuple[date, date | None]]:
+    """[start, end] cut where one of ``rates`` starts or ends inside it."""
+    cuts = {start}
+    for r in rates:
+        for day in (r.effective_from, r.effective_to + _ONE_DAY if r.effective_to else None):
+            if day is not None and start < day and (end is None or day <= end):
+                cuts.add(day)
+    ordered = sorted(cuts)
+    return [(d, ordered[i + 1] - _ONE_DAY if i + 1 < len(ordered) else end) for i, d in enumerate(ordered)]
+
+
+def _fips_names(boundaries: Iterable[SstBoundary], directory: Mapping[str, ZipPlace]) -> dict[tuple[str, str, str], str]:
+    """A name for each county and place FIPS code of the file, from the ZIP directory.
+
+    The directory names one county and one (postal) city per ZIP, so only the
+    county (place) code most of a ZIP's records carry votes for that ZIP's
+    names (a ZIP whose ZIP+4 records are mostly in Ramsey County and a few in
+    Dakota County names Ramsey's code, not Dakota's); each code takes the name
+    most of its ZIPs give it (an address record's own city name is a vote too).
+    """
+    per_zip: dict[tuple[str, str], tuple[Counter[str], Counter[str]]] = {}
+    votes: dict[tuple[str, str, str], Counter[str]] = {}
+    for b in boundaries:
+        counties, places = per_zip.setdefault((b.state_fips, b.zip_low), (Counter(), Counter()))
+        if b.county_fips:
+            counties[b.county_fips] += 1
+        if b.place_fips:
+            places[b.place_fips] += 1
+            if b.city:
+                votes.setdefault((b.state_fips, "city", b.place_fips), Counter())[b.city.title()] += 1
+    for (fips, zip5), (counties, places) in per_zip.items():
+        place = directory.get(zip5)
+        if place is None or STATE_FIPS.get(fips) != place.state:
+            continue
+        if counties and place.county:
+            votes.setdefault((fips, "county", counties.most_common(1)[0][0]), Counter())[place.county] += 1
+        if places and place.city:
+            votes.setdefault((fips, "city", places.most_common(1)[0][0]), Counter())[place.city] += 1
+    return {k: v.most_common(1)[0][0] for k, v in votes.items() if v}
+
+
+_TYPE_CODES = {"county": "00", "city": "01", "special": "63"}
+_CODE_PREFIX = {"county": "CO", "city": "CI", "special": "SP"}
+
+
+def _component(state: str, key: tuple[str, str, str], rate: Decimal, names: Mapping[tuple[str, str, str], str]) -> Component:
+    fips, kind, code = key
+    name = names.get(key) or {"county": f"County {code}", "city": f"Place {code}", "special": f"Special district {code}"}[kind]
+    slug_name = code if kind == "special" else slug(name)
+    return Component(kind, name, rate, f"US-{_CODE_PREFIX[kind]}-{state}-{slug_name}", f"{fips}-{_TYPE_CODES[kind]}-{code}")  # type: ignore[arg-type]
+
+
+def _expand(
+    b: SstBoundary, state: str, comps: tuple[Component, ...], start: date, end: date | None, source: str,
+    state_zips: Sequence[str],
+) -> Iterator[LocalRecord]:
+    def record(zip5: str, **kw: object) -> LocalRecord:
+        return LocalRecord(state=state, zip5=zip5, components=comps, effective_from=start, effective_to=end,
+                           source=source, line=b.line, **kw)  # type: ignore[arg-type]
+
+    if b.record_type == "a":
+        yield record(b.zip_low, source_kind="official_address", street=b.street, city=b.city)
+        return
+    if b.zip_low == b.zip_high:
+        zips = [b.zip_low]
+    else:
+        lo, hi = bisect_left(state_zips, b.zip_low), bisect_right(state_zips, b.zip_high)
+        zips = sorted({b.zip_low, b.zip_high, *state_zips[lo:hi]})
+    for z in zips:
+        if b.record_type == "z":
+            yield record(z, source_kind="official_zip", primary=True)
+        else:
+            low = b.plus4_low if z == b.zip_low else "0000"
+            high = b.plus4_high if z == b.zip_high else "9999"
+            yield record(z, source_kind="official_address", plus4_low=low, plus4_high=high)

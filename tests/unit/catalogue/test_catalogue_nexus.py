@@ -206,15 +206,18 @@ def test_no_threshold_state_refused():
 
 STATES_WITH_TAX = set(
     "AL AK AZ AR CA CO CT DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO NE NV NJ NM NY NC ND "
-    "OH OK PA RI SC SD TN TX UT VT VA WA WV WI WY".split()
+    "OH OK PA PR RI SC SD TN TX UT VT VA WA WV WI WY".split()
 )
 NO_TAX = {"DE", "MT", "NH", "OR"}
 
 
-def test_every_state_plus_dc_listed():
+def test_every_state_plus_dc_and_puerto_rico_listed():
     data = load_thresholds()
     assert set(data) == STATES_WITH_TAX | NO_TAX
-    assert len(STATES_WITH_TAX) == 47  # 46 states + DC (AK: local remote-seller commission)
+    assert len(STATES_WITH_TAX) == 48  # 46 states + DC + PR (AK: local remote-seller commission)
+    # Puerto Rico: $100,000 of sales or 200 transactions (Hacienda Regulation 9237, from 2021-01-01).
+    [pr] = data["PR"]
+    assert (pr.sales_threshold, pr.transaction_threshold, pr.rule) == (10_000_000, 200, "sales_or_transactions")
 
 
 def test_entries_well_formed():

@@ -45,13 +45,13 @@ def test_snapshot_keeps_current_valid_and_picks_latest_expiry_then_newest_id() -
     assert covering_certificates([cert("cexc_1", expires=date(2099, 1, 1)), cert("cexc_0")], TODAY)[0].id == "cexc_0"
 
 
-@pytest.mark.parametrize("code", ["US-ST-CA", "us-st-dc", " US-ST-WY "])
+@pytest.mark.parametrize("code", ["US-ST-CA", "us-st-dc", " US-ST-WY ", "US-ST-PR"])
 def test_state_jurisdictions_are_accepted(code: str) -> None:
     f = validate_certificate({"jurisdiction": code, "exemption_type": "other"}, create=True)
     assert f.jurisdiction == code.strip().upper()
 
 
-@pytest.mark.parametrize("code", ["US-ST-PR", "US-CO-CA", "CA-ST-ON", "USSTCA", "US-ST-"])
+@pytest.mark.parametrize("code", ["US-ST-GU", "US-CO-CA", "CA-ST-ON", "USSTCA", "US-ST-"])
 def test_other_jurisdictions_are_refused(code: str) -> None:
     with pytest.raises(ValidationFailed) as e:
         validate_certificate({"jurisdiction": code, "exemption_type": "other"}, create=True)

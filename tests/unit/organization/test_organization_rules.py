@@ -21,17 +21,17 @@ from levy.domain.settings import DEFAULTS
 from levy.domain.tax.model import Registration
 
 
-def test_states_are_the_50_states_and_dc() -> None:
-    assert len(US_STATES) == 51 and "DC" in US_STATES and "PR" not in US_STATES
+def test_states_are_the_50_states_dc_and_puerto_rico() -> None:
+    assert len(US_STATES) == 52 and "DC" in US_STATES and "PR" in US_STATES and "GU" not in US_STATES
 
 
-@pytest.mark.parametrize("code", ["US-ST-CA", "US-ST-DC", "US-CO-NY-NEW_YORK_COUNTY", "US-CI-CO-DENVER",
+@pytest.mark.parametrize("code", ["US-ST-CA", "US-ST-DC", "US-ST-PR", "US-CO-PR-SAN_JUAN_MUNICIPIO", "US-CO-NY-NEW_YORK_COUNTY", "US-CI-CO-DENVER",
                                   "US-SP-CA-LOS_ANGELES_COUNTY_MTA", "US-CI-TX-SAN_ANTONIO2"])
 def test_valid_codes(code: str) -> None:
     assert validate_jurisdiction(code, "/j") == code
 
 
-@pytest.mark.parametrize("code", ["US-ST-PR", "US-ST-ca", "us-st-ca", "US-ST-CA-LOCAL", "US-CO-NY", "US-XX-CA",
+@pytest.mark.parametrize("code", ["US-ST-GU", "US-ST-ca", "us-st-ca", "US-ST-CA-LOCAL", "US-CO-NY", "US-XX-CA",
                                   "CA-ST-ON", "US-CI-CO-DENVER_", "US-CI-CO-DEN VER", "", "US-ST-CAL"])
 def test_invalid_codes(code: str) -> None:
     with pytest.raises(ValidationFailed) as e:

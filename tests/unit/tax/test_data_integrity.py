@@ -23,8 +23,8 @@ REQUIRED = [
 ON = date(2026, 3, 15)
 
 
-def test_every_state_and_dc():
-    assert len(STATES) == 51 and "DC" in STATES
+def test_every_state_dc_and_puerto_rico():
+    assert len(STATES) == 52 and "DC" in STATES and "PR" in STATES
     for code, s in STATES.items():
         assert s.rates and all(r.source for r in s.rates), code
         rate = s.rate_on(ON)
@@ -42,8 +42,8 @@ def test_statewide_local_portions():
 
 
 def test_state_rates_match_the_facts_table_where_checked():
-    # Hand-checked figures (percent): CA 6 (+1.25 local), TX 6.25, NY 4, NV 4.6 (+2.25), UT 4.85, LA 5 from 2025.
-    for code, pct in {"CA": "6", "TX": "6.25", "NY": "4", "NV": "4.6", "UT": "4.85", "LA": "5", "TN": "7", "IN": "7"}.items():
+    # Hand-checked figures (percent): PR 10.5 (IVU, Act 72-2015; + 1% municipal from imported tables), CA 6 (+1.25 local), TX 6.25, NY 4, NV 4.6 (+2.25), UT 4.85, LA 5 from 2025.
+    for code, pct in {"PR": "10.5", "CA": "6", "TX": "6.25", "NY": "4", "NV": "4.6", "UT": "4.85", "LA": "5", "TN": "7", "IN": "7"}.items():
         assert STATES[code].rate_on(ON).rate * 100 == __import__("decimal").Decimal(pct), code
 
 
@@ -59,7 +59,7 @@ def test_every_required_category_has_a_specific_rule(state):
 def test_every_rule_has_source_dates_and_valid_shape():
     folder = resources.files("levy.data.tax").joinpath("taxability")
     files = [e for e in folder.iterdir() if e.name.endswith(".json")]
-    assert len(files) == 51
+    assert len(files) == 52
     for entry in files:
         raw = json.loads(entry.read_text(encoding="utf-8"))
         assert entry.name == f"{raw['state']}.json"

@@ -163,28 +163,46 @@ def test_sst_bad_rows():
 
 @needs_sst
 def test_sst_rates_and_boundaries_feed_the_rate_table(rules):
-    from levy.rates.sst import sst_zip_rows
+    from levy.rates.builtin import states_by_code
+    from levy.rates.sst import sst_records
 
     with open(f"{SST_DIR}/MNR2026Q2FEB18.csv", encoding="utf-8") as f:
         rates_rows = parse_sst_rates(f, "MNR2026Q2FEB18.csv")
     with open(f"{SST_DIR}/MNB2026Q2FEB18-sample.csv", encoding="utf-8") as f:
         bounds = parse_sst_boundaries(f, "MNB2026Q2FEB18-sample.csv")
     on = date(2019, 1, 15)  # the sample's boundary records are from 2016-2019
-    zrows = sst_zip_rows(rates_rows, bounds, on, "MNB+MNR")
-    assert zrows and all(r.state == "MN" for r in zrows)
-    # Expected figure from the rate file, by hand: Minneapolis 55401 = Hennepin county (053) + city 43000 + district 80004
-    def rate(jt, fips):
-        for r in rates_rows:
-            if r.type == jt and r.jurisdiction_fips == fips and r.effective_from <= on and (r.effective_to is None or on <= r.effective_to):
-                return r.general_intrastate
-        return Decimal(0)
-
+    records = sst_records(rates_rows, bounds, "MNB+MNR", states_by_code(), zip_directory())
+    assert records and all(r.state == "MN" for r in records)
     # MNR lines: 27,00,053,0.0015,... ; 27,01,43000,0.0050,... ; 27,63,80004,0.0050,...  -> 0.15% + 0.5% + 0.5%
-    assert (rate("county", "053"), rate("city", "43000"), rate("special", "80004")) == (
-        Decimal("0.0015"), Decimal("0.0050"), Decimal("0.0050"))
-    row = [r for r in zrows if r.zip5 == "55401"][0]
-    assert (row.county_rate, row.city_rate, row.special_rate) == (Decimal("0.0015"), Decimal("0.0050"), Decimal("0.0050"))
-    table = RateTable.build(load_states(), zrows, zip_directory())
+    # for Minneapolis 55401 (z,20171001,20190331,...,55401,,55405,,,27,27,053,43000,,,,ST,80004,63).
+    [row] = [r for r in records if r.zip5 == "55401" and r.covers(on)]
+    assert (row.source_kind, row.primary, row.effective_from, row.effective_to) == (
+        "official_zip", True, date(2017, 10, 1), date(2019, 3, 31))
+    assert [(c.type, c.name, c.rate, c.code, c.authority) for c in row.components] == [
+        ("county", "Hennepin County", Decimal("0.0015"), "US-CO-MN-HENNEPIN_COUNTY", "27-00-053"),
+        ("city", "Minneapolis", Decimal("0.0050"), "US-CI-MN-MINNEAPOLIS", "27-01-43000"),
+        ("special", "Special district 80004", Decimal("0.0050"), "US-SP-MN-80004", "27-63-80004"),
+    ]
+    table = RateTable.build(load_states(), records, zip_directory())
     res = calculate(CalculationInput(lines=(mkline(state="MN", zip="55401"),), transaction_date=on), table, rules, REG_ALL)
     # 100.00 x (6.875% state -> 687.5 -> 688) + 15 + 50 + 50
     assert res.tax_amount == 688 + 15 + 50 + 50
+
+
+@needs_zip
+def test_puerto_rico_state_ivu_plus_municipal(rules):
+    # File row: PR,00601,ADJUNTAS CO,0.115000,0.105000,0.010000,0.000000,0.000000,0.
+    # Built-in PR state IVU 10.5% (the file's StateRate column is not used) + the 1% municipal IVU, which the
+    # table files as county: the ZIP directory names it "Adjuntas Municipio".
+    table = _load("PR")
+    res = calculate(CalculationInput(lines=(mkline(state="PR", zip="00601"),), transaction_date=D), table, rules, REG_ALL)
+    assert res.tax_amount == 1050 + 100  # 100.00 x 10.5% + 100.00 x 1%
+    [li] = res.lines
+    assert [(t.jurisdiction_code, t.jurisdiction_name, t.tax_rate) for t in li.taxes] == [
+        ("US-ST-PR", "Puerto Rico", Decimal("0.105")),
+        ("US-CO-PR-ADJUNTAS_MUNICIPIO", "Adjuntas Municipio", Decimal("0.010000")),
+    ]
+    assert li.resolution == "zip5"
+    # Without a postal code: the state IVU alone, and the row says local taxes were not calculated.
+    res = calculate(CalculationInput(lines=(mkline(state="PR"),), transaction_date=D), table, rules, REG_ALL)
+    assert res.tax_amount == 1050 and "no postal code" in res.lines[0].taxes[0].detail

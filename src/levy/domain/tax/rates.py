@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 from operator import attrgetter
@@ -239,8 +239,13 @@ class RateTable:
         # Equal jurisdiction rows and row tuples are shared by the many records
         # that have them (tens of thousands of ZIPs, a few thousand distinct places).
         shared: dict[object, object] = {}
+        rows_of: dict[tuple[object, ...], tuple[JurisdictionRate, ...]] = {}
+        ranges: dict[StreetRange, StreetRange] = {}
         for order, r in enumerate(records):
-            rows = _share(shared, tuple(_share(shared, _component_row(r, c)) for c in r.components))
+            key = (r.components, r.state, r.source)
+            rows = rows_of.get(key)
+            if rows is None:
+                rows = rows_of[key] = _share(shared, tuple(_share(shared, _component_row(r, c)) for c in r.components))
             cand = _Candidate(r, rows, (SOURCE_PRECEDENCE.get(r.source_kind, 0), r.primary, r.effective_from, order))
             if r.zip5 is None:
                 if r.unincorporated and r.county:
@@ -248,7 +253,10 @@ class RateTable:
                 elif r.city:
                     places.setdefault((r.state, normalise_place(r.city)), []).append(cand)
             elif r.street is not None:
-                streets.setdefault((r.state, r.zip5), []).append((cand, _normal_range(r.street)))
+                rng = ranges.get(r.street)
+                if rng is None:
+                    rng = ranges[r.street] = _normal_range(r.street)
+                streets.setdefault((r.state, r.zip5), []).append((cand, rng))
             elif r.plus4_low is not None:
                 plus4.setdefault((r.state, r.zip5), []).append(cand)
             else:
@@ -480,44 +488,51 @@ def _component_row(r: LocalRecord, c: Component) -> JurisdictionRate:
     return JurisdictionRate(c.code, c.name, c.type, c.rate, r.state, False, r.source)
 
 
+def without_statewide_local(st: StateInfo, components: tuple[Component, ...], on: date) -> tuple[Component, ...]:
+    """``components`` less the state's statewide mandatory local portion in force on
+    ``on`` (CA 1.25%, NV 2.25%, UT 1.25%, VA 1% in the built-in data), taken
+    from the county components first, then special, then city, so that it is
+    never counted twice (it comes from the built-in data); a component left at
+    zero is dropped."""
+    swl = st.statewide_local_on(on)
+    if swl is None:
+        return components
+    left = swl.rate
+    rates = [c.rate for c in components]
+    for kind in ("county", "special", "city"):
+        for i, c in enumerate(components):
+            if c.type == kind and left > 0:
+                take = min(rates[i], left)
+                rates[i] -= take
+                left -= take
+    return tuple(c if r == c.rate else replace(c, rate=r) for c, r in zip(components, rates) if r > 0)
+
+
 def zip_row_record(st: StateInfo, row: ZipRateRow, place: ZipPlace | None) -> LocalRecord:
     """A per-ZIP table row as an ``estimated``, primary ZIP-level record.
 
-    The statewide mandatory local portion of the built-in data (CA 1.25%,
-    NV 2.25%, UT 1.25%, VA 1%) is taken out of the row's county component
-    first, then special, then city, so it is never counted twice; the row's
-    StateRate is ignored (the built-in state rate is authoritative: e.g. UT
-    files print 0.048499 for 4.85%). Names come from the ZIP directory when it
-    knows the ZIP, else from the row's region name.
+    The statewide mandatory local portion is taken out
+    (:func:`without_statewide_local`); the row's StateRate is ignored (the
+    built-in state rate is authoritative: e.g. UT files print 0.048499 for
+    4.85%). Names come from the ZIP directory when it knows the ZIP, else from
+    the row's region name.
     """
-    county, special, city = row.county_rate, row.special_rate, row.city_rate
-    swl = st.statewide_local_on(row.effective_from)
-    if swl is not None:
-        left = swl.rate
-        take = min(county, left)
-        county -= take
-        left -= take
-        take = min(special, left)
-        special -= take
-        left -= take
-        take = min(city, left)
-        city -= take
     region = row.region_name.strip() or row.zip5
     same_state = place is not None and place.state == row.state
     county_name = place.county if same_state and place.county else f"{region.title()} County"  # type: ignore[union-attr]
     city_name = place.city if same_state and place.city else region.title()  # type: ignore[union-attr]
     s = row.state
-    out: list[Component] = []
-    if county > 0:
-        out.append(Component("county", county_name, county, f"US-CO-{s}-{slug(county_name)}"))
-    if city > 0:
-        out.append(Component("city", city_name, city, f"US-CI-{s}-{slug(city_name)}"))
-    if special > 0:
-        out.append(Component("special", f"{region.title()} special district", special, f"US-SP-{s}-{slug(region)}"))
+    parts = (
+        Component("county", county_name, row.county_rate, f"US-CO-{s}-{slug(county_name)}"),
+        Component("special", f"{region.title()} special district", row.special_rate, f"US-SP-{s}-{slug(region)}"),
+        Component("city", city_name, row.city_rate, f"US-CI-{s}-{slug(city_name)}"),
+    )
+    local = without_statewide_local(st, tuple(c for c in parts if c.rate > 0), row.effective_from)
+    order = {"county": 0, "city": 1, "special": 2}
     return LocalRecord(
         state=s,
         zip5=row.zip5,
-        components=tuple(out),
+        components=tuple(sorted(local, key=lambda c: order[c.type])),
         effective_from=row.effective_from,
         effective_to=row.effective_to,
         source=row.source,

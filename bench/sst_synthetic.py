@@ -1,0 +1,68 @@
+"""Synthetic SST rate and boundary files in the official layout (issue 17): the
+benchmark's ``sst_import`` scenario and the tests generate them.
+
+Minnesota (state FIPS 27), in force 2026-04-01..2026-06-30. The rate file has
+two counties: 053 at 0.15% and 025 at 0.5%. The boundary file has 89 columns
+(SST Boundary Database layout, see ``levy.rates.sst``):
+
+* ``n4`` ZIP+4 records: record ``i`` covers ZIP ``55001 + i // 50``, plus-4
+  ``(i % 50) * 200`` to ``+ 199``; county 053 when ``i`` is even, else 025;
+* ``na`` address records in pairs on street ``OAK<k>`` (``k = i // 2``), ZIP
+  ``55001 + k // 25``, ``N OAK<k> ST``: the odd side 1..999 in county 053,
+  the even side 2..998 in county 025.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+BEGIN, END = "20260401", "20260630"
+RATES = {"053": "0.0015", "025": "0.0050"}
+
+
+def _row(kind: str, county: str, *, low: str = "", high: str = "", parity: str = "", street: str = "",
+         zip5: str = "", zl: str = "", pl: str = "", zh: str = "", ph: str = "") -> str:
+    cols = [kind, BEGIN, END, low, high, parity, "N" if street else "", street, "ST" if street else "", "",
+            "", "", "", "", "", zip5, "", zl, pl, zh, ph, "", "27", "27", county, "", "", "", ""]
+    cols += [""] * 60
+    assert len(cols) == 89
+    return ",".join(cols)
+
+
+def zip4_of(i: int) -> tuple[str, str, str, str]:
+    """(ZIP, plus-4 low, plus-4 high, county FIPS) of ZIP+4 record ``i``."""
+    low = (i % 50) * 200
+    return f"{55001 + i // 50:05d}", f"{low:04d}", f"{low + 199:04d}", "053" if i % 2 == 0 else "025"
+
+
+def street_of(k: int) -> tuple[str, str]:
+    """(ZIP, street name) of address pair ``k``."""
+    return f"{55001 + k // 25:05d}", f"OAK{k}"
+
+
+def boundary_lines(n4: int, na: int) -> list[str]:
+    out = []
+    for i in range(n4):
+        z, lo, hi, county = zip4_of(i)
+        out.append(_row("4", county, zl=z, pl=lo, zh=z, ph=hi))
+    for i in range(na):
+        z, street = street_of(i // 2)
+        odd = i % 2 == 0
+        out.append(_row("a", "053" if odd else "025", low="1" if odd else "2", high="999" if odd else "998",
+                        parity="O" if odd else "E", street=street, zip5=z))
+    return out
+
+
+def rate_lines() -> list[str]:
+    out = ["27,45,27,0.06875,0.06875,0.06875,0.06875,20090701,29991231"]
+    out += [f"27,00,{c},{r},{r},{r},{r},20000101,29991231" for c, r in RATES.items()]
+    return out
+
+
+def write(folder: Path, n4: int, na: int) -> tuple[Path, Path]:
+    """Write ``MNR2026Q2SYN.csv`` and ``MNB2026Q2SYN.csv`` into ``folder``; their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rates, bounds = folder / "MNR2026Q2SYN.csv", folder / "MNB2026Q2SYN.csv"
+    rates.write_text("\n".join(rate_lines()) + "\n")
+    bounds.write_text("\n".join(boundary_lines(n4, na)) + "\n")
+    return rates, bounds
