@@ -51,7 +51,7 @@ def write(folder: Path, files: dict[str, str]) -> list[str]:
 def test_import_help_lists_the_new_options() -> None:
     r = subprocess.run([sys.executable, "-m", "levy", "rates", "import", "--help"], cwd=ROOT, capture_output=True,
                        text=True, env=levy_env(), timeout=60)
-    for option in ("--strict", "--source-kind", "official_zip", "CDTFA", "without one"):
+    for option in ("--strict", "--source-kind", "official_zip", "CDTFA", "without a boundary file"):
         assert option in r.stdout, option
 
 

@@ -24,7 +24,8 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
         "its own dates. California's CDTFA table (Location,Rate,... header) is effective from the date in its "
         "name (SalesTaxRates1-1-26.csv -> 2026-01-01). Levy's generic CSV (state,zip5,...,components header) is "
         "dated row by row. Every file's report is printed: rows read, ZIPs covered, ZIPs with several candidates, "
-        "anomalies (rates above the state's documented maxima, special districts above the state rate). "
+        "anomalies (rates above the state's documented maxima, special districts above the state rate, taxes a "
+        "file names but cannot place); --strict refuses an import with anomalies. "
         "Older imports are kept: a past date uses the rates in force then. "
         "Running servers pick the new rates up within LEVY_RATES_REFRESH_SECONDS.",
     )
