@@ -83,7 +83,7 @@ def test_strict_refuses_an_import_with_anomalies_and_without_it_they_are_listed(
 
     done = levy(url, "rates", "import", "--no-progress", f)
     assert done.returncode == 0, done.stderr
-    assert "anomalies: 3" in done.stdout and "nv.csv: imported 3 records (generic, effective from 2026-04-01)" in done.stdout
+    assert "anomalies: 3" in done.stdout and "nv.csv: imported 3 rows (generic, effective from 2026-04-01)" in done.stdout
     listed = levy(url, "rates", "list").stdout.splitlines()
     assert listed[0].split("\t")[1:8] == ["generic", "official_zip", "2026-04-01..", "states NV", "2 ZIPs",
                                           "3 records", "3 anomalies"]

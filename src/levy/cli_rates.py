@@ -101,7 +101,7 @@ async def _rates_import(args: argparse.Namespace) -> int:
             print("nothing imported", file=sys.stderr)
             return 1
         for p in report.imported:
-            print(f"{p.path}: imported {len(p.records)} records ({p.format}, effective from {p.effective_from.isoformat()})")
+            print(f"{p.path}: imported {len(p.records)} rows ({p.format}, effective from {p.effective_from.isoformat()})")
         print(f"{len(report.imported)} file(s) imported, {len(report.skipped)} already imported")
         return 0
 

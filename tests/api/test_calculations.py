@@ -832,7 +832,7 @@ def test_import_atomic_idempotent_and_swapped_in(calc_server: LevyServer, reg_al
     assert sql.scalar("SELECT count(*) FROM rate_imports") == before  # the good file was not kept either
 
     done = _levy(calc_server.database_url, "rates", "import", str(good))
-    assert done.returncode == 0 and "imported 1 records" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0 and "imported 1 rows" in done.stdout, done.stdout + done.stderr
     assert sql.scalar("SELECT count(*) FROM rate_imports") == before + 1
     again = _levy(calc_server.database_url, "rates", "import", str(good))
     assert again.returncode == 0 and "already imported" in again.stdout
