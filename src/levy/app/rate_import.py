@@ -173,7 +173,7 @@ def build(
             records = cdtfa.parse_cdtfa(lines, f.name, base_rate=_statewide_rate(cdtfa.STATE, start), effective_from=start)
             fmt, rows_read = "cdtfa", _rows_after_header(lines, "Location,Rate,")
         elif kind == "generic":
-            records = parse_generic(lines, f.name, source_kind=source_kind)
+            records = parse_generic(lines, f.name, source_kind=source_kind, states=states_by_code().keys())
             if not records:
                 raise ValidationFailed(f"{f}: no rows under the header; nothing imported")
             fmt, start, rows_read = "generic", min(r.effective_from for r in records), len(records)

@@ -28,7 +28,7 @@ Pure: text lines in, records out; bad rows reported together (file and line).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import cast
@@ -50,7 +50,15 @@ def looks_like_generic(first_line: str) -> bool:
     return bool(cells) and cells[0] == "state" and "components" in cells
 
 
-def parse_generic(lines: Iterable[str], source: str, *, source_kind: SourceKind = "official_zip") -> list[LocalRecord]:
+def parse_generic(
+    lines: Iterable[str],
+    source: str,
+    *,
+    source_kind: SourceKind = "official_zip",
+    states: Collection[str] | None = None,
+) -> list[LocalRecord]:
+    """Parse one file; ``states``: the state codes a row may name (None: any two letters)."""
+
     def header(cells: list[str]) -> Columns:
         names = [c.lower() for c in cells]
         missing = [c for c in REQUIRED if c not in names]
@@ -61,7 +69,10 @@ def parse_generic(lines: Iterable[str], source: str, *, source_kind: SourceKind 
         return {n: i for i, n in enumerate(names)}
 
     def row(cells: list[str], columns: Columns, line_no: int) -> LocalRecord:
-        return _record(cells, columns, source, line_no, source_kind)
+        record = _record(cells, columns, source, line_no, source_kind)
+        if states is not None and record.state not in states:
+            raise ValueError(f"unknown state {record.state!r}")
+        return record
 
     return parse_headed_csv(lines, source, header=header, row=row, no_header="empty file")
 

@@ -249,6 +249,8 @@ def test_generic_bad_rows_reported_together_with_file_and_line() -> None:
                  "component type 'town'", "must be in [0, 1)", "must be type:name:rate", "appears twice",
                  "effective_from 'April' is not a date"):
         assert part in text
+    with pytest.raises(ValidationFailed, match="mine.csv:2: unknown state 'GE'"):
+        parse_generic(["state,zip5,effective_from,components", "GE,31201,2026-04-01,"], "mine.csv", states={"GA"})
     with pytest.raises(ValidationFailed, match="header lacks components"):
         parse_generic(["state,zip5,effective_from", "GA,31201,2026-04-01"], "mine.csv")
 
