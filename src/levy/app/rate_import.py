@@ -45,7 +45,7 @@ from levy.domain.tax.rates import ZipRateRow
 from levy.rates import cdtfa
 from levy.rates.builtin import county_names, load_local_limits, states_by_code, zip5_records, zip_counties, zip_directory
 from levy.rates.generic import looks_like_generic, parse_generic
-from levy.rates.report import Anomaly, RateReport, build_report, cdtfa_disagreements, pct, zip_disagreements
+from levy.rates.report import Anomaly, RateReport, build_report, cdtfa_disagreements, zip_disagreements
 from levy.rates.sst import STATE_FIPS, SstRate, parse_sst_boundaries, parse_sst_rates, sst_records
 from levy.rates.sst_county import sst_county_records
 from levy.rates.zip5 import HEADER, effective_from_name, parse_zip5
@@ -219,16 +219,8 @@ def _sst_by_county(
     placed = sst_county_records(rates, county_names=county_names(), zip_counties=counties, source=f.name)
     if not placed.records:
         raise ValidationFailed(f"{f}: no county row of the file matches a county of the ZIP directory; nothing imported")
-    for r in placed.unplaced:
-        if r.general_intrastate > 0 and (r.effective_to is None or r.effective_to >= on):
-            anomalies.append(Anomaly(
-                "unplaced_local_taxes", STATE_FIPS.get(r.state_fips, r.state_fips), f"{r.type} {r.jurisdiction_fips}",
-                r.line, f"{pct(r.general_intrastate)} in force from {r.effective_from.isoformat()} cannot be placed "
-                "on ZIPs without the boundary file: left out of these records",
-            ))
-    if placed.unmatched_counties:
-        codes = ", ".join(sorted({r.jurisdiction_fips for r in placed.unmatched_counties}))
-        warnings.append(f"county row(s) for FIPS {codes} match no county of the ZIP directory: not placed")
+    anomalies.extend(placed.anomalies(on))
+    warnings.extend(placed.warnings())
     return placed.records
 
 

@@ -31,11 +31,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.local_rates import Component, LocalRecord
 from levy.domain.tax.place_names import normalise_county
 from levy.domain.tax.rates import slug
+from levy.rates.report import Anomaly, pct
 from levy.rates.sst import STATE_FIPS, SstRate
 
 @dataclass(frozen=True)
@@ -43,6 +45,25 @@ class CountyPlacement:
     records: list[LocalRecord]
     unplaced: list[SstRate]  # city and special-district rows (no boundary file to place them)
     unmatched_counties: list[SstRate]  # county rows whose FIPS code names no county of the ZIP directory
+
+    def anomalies(self, on: date) -> list[Anomaly]:
+        """One ``unplaced_local_taxes`` anomaly per city or special-district row with
+        a rate in force on or after ``on`` (the file's quarter): the records leave it out."""
+        return [
+            Anomaly(
+                "unplaced_local_taxes", STATE_FIPS.get(r.state_fips, r.state_fips), f"{r.type} {r.jurisdiction_fips}",
+                r.line, f"{pct(r.general_intrastate)} in force from {r.effective_from.isoformat()} cannot be placed "
+                "on ZIPs without the boundary file: left out of these records",
+            )
+            for r in self.unplaced
+            if r.general_intrastate > 0 and (r.effective_to is None or r.effective_to >= on)
+        ]
+
+    def warnings(self) -> list[str]:
+        if not self.unmatched_counties:
+            return []
+        codes = ", ".join(sorted({r.jurisdiction_fips for r in self.unmatched_counties}))
+        return [f"county row(s) for FIPS {codes} match no county of the ZIP directory: not placed"]
 
 
 def sst_county_records(

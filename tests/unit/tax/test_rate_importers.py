@@ -177,7 +177,11 @@ def test_sst_county_records_by_hand() -> None:
     assert bibb[0].components[0].authority == "SST-13-county-021"
     # The 12 city rows (type 01) and 4 special rows (type 63) cannot be placed without the boundary file.
     assert len(placed.unplaced) == 16 and {r.type for r in placed.unplaced} == {"city", "special"}
-    assert placed.unmatched_counties == []
+    assert placed.unmatched_counties == [] and placed.warnings() == []
+    # 9 of them have a rate in force on or after 2026-04-01 (lines 6, 9-15, 17; line 16 is 0%); from 2022-07-01
+    # also lines 5 and 8 (1.5% until 2022-09-30).
+    assert [a.line for a in placed.anomalies(date(2026, 4, 1))] == [6, 9, 10, 11, 12, 13, 14, 15, 17]
+    assert [a.line for a in placed.anomalies(date(2022, 7, 1))] == [5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 17]
 
 
 @needs
