@@ -36,7 +36,7 @@ Pure: records and plain data in, a report out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -185,15 +185,13 @@ def build_report(
 def find_anomalies(
     records: Iterable[LocalRecord], states: Mapping[str, StateInfo], limits: Mapping[str, LocalLimit]
 ) -> list[Anomaly]:
-    found: dict[tuple[str, str, int, str], Anomaly] = {}
+    # (kind, source, line, component code) -> the first anomaly, and every ZIP or place it was seen at
+    found: dict[tuple[str, str, int, str], tuple[Anomaly, set[str]]] = {}
 
     def add(kind: str, r: LocalRecord, code: str, detail: str) -> None:
-        key = (kind, r.source, r.line, code)
-        seen = found.get(key)
-        if seen is None:
-            found[key] = Anomaly(kind, r.state, _where(r), r.line, detail)
-        else:
-            found[key] = Anomaly(seen.kind, seen.state, seen.where, seen.line, seen.detail, seen.count + 1)
+        where = _where(r)
+        seen = found.setdefault((kind, r.source, r.line, code), (Anomaly(kind, r.state, where, r.line, detail), set()))
+        seen[1].add(where)
 
     for r in records:
         info = states.get(r.state)
@@ -220,7 +218,8 @@ def find_anomalies(
             if combined > limit.max_combined_rate:
                 add("combined_above_max", r, "",
                     f"combined rate {pct(combined)} above the documented maximum {pct(limit.max_combined_rate)}")
-    return sorted(found.values(), key=lambda a: (a.line, a.kind))
+    out = [replace(first, count=len(wheres)) for first, wheres in found.values()]
+    return sorted(out, key=lambda a: (a.line, a.kind))
 
 
 def cdtfa_disagreements(
