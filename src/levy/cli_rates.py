@@ -14,13 +14,20 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
     rsub = rates.add_subparsers(dest="rates_command", required=True, metavar="COMMAND")
     p = rsub.add_parser(
         "import",
-        help="Import rate files (per-ZIP tables, SST rate + boundary files).",
+        help="Import rate files (per-ZIP tables, SST files, California's CDTFA table, Levy's generic CSV).",
         description="Import rate files into the database: all files of one command in one transaction "
         "(a bad file changes nothing), each file once (same SHA-256 again: 'already imported'). "
         "Per-ZIP tables (State,ZipCode,TaxRegionName,... header) are effective from the month in their name "
-        "(..._CA202603.csv -> 2026-03-01). SST rate files need their boundary file (--boundaries, or XXB... "
-        "beside XXR...); every boundary record (z ZIP, 4 ZIP+4, a street range) keeps its own effective "
-        "window. Older imports are kept: a past date uses the rates in force then. Running servers pick the new rates up within LEVY_RATES_REFRESH_SECONDS.",
+        "(..._CA202603.csv -> 2026-03-01). SST rate files are joined to their boundary file (--boundaries, or "
+        "XXB... beside XXR...): every boundary record (z ZIP, 4 ZIP+4, a street range) keeps its own effective "
+        "window; without a boundary file, their county rows are placed on each county's ZIPs, every row with "
+        "its own dates. California's CDTFA table (Location,Rate,... header) is effective from the date in its "
+        "name (SalesTaxRates1-1-26.csv -> 2026-01-01). Levy's generic CSV (state,zip5,...,components header) is "
+        "dated row by row. Every file's report is printed: rows read, ZIPs covered, ZIPs with several candidates, "
+        "anomalies (rates above the state's documented maxima, special districts above the state rate, taxes a "
+        "file names but cannot place); --strict refuses an import with anomalies. "
+        "Older imports are kept: a past date uses the rates in force then. "
+        "Running servers pick the new rates up within LEVY_RATES_REFRESH_SECONDS.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="Rate files, or directories whose files are all imported.")
     p.add_argument("--boundaries", metavar="FILE", help="SST boundary file for the SST rate files given.")
@@ -28,15 +35,28 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
         "--effective-from",
         metavar="YYYY-MM-DD",
         type=date.fromisoformat,
-        help="First day the rates of a per-ZIP table apply, and the date an SST import is labelled with "
-        "(default: the month or quarter in each file name).",
+        help="First day the rates of a per-ZIP table or a CDTFA table apply, and the date an SST import is "
+        "labelled with (default: the month, quarter or date in each file name; the generic CSV's rows and an SST "
+        "rate file without boundaries carry their own dates).",
+    )
+    p.add_argument(
+        "--source-kind",
+        choices=("official_address", "official_zip", "estimated"),
+        default="official_zip",
+        help="Source kind of generic CSV rows without a source_kind column (default official_zip).",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="Refuse the import (store nothing) when any file's report has anomalies.",
     )
     p.add_argument("--no-progress", action="store_true", help="Do not draw the progress bar on stderr.")
     add_db(p)
     p.set_defaults(func=_rates_import)
 
     p = rsub.add_parser("list", help="List rate imports.", description="List rate imports, newest first: id, format, "
-                        "effective period, row count, import time, source file.")
+                        "source kind, effective window, coverage (states, ZIPs, records), anomaly count, import time, "
+                        "source file; then each import's anomalies and warnings.")
     add_db(p)
     p.set_defaults(func=_rates_list)
 
@@ -54,6 +74,7 @@ async def _rates_import(args: argparse.Namespace) -> int:
             files,
             boundaries=Path(args.boundaries) if args.boundaries else None,
             effective_from=args.effective_from,
+            source_kind=args.source_kind,
         )
     except LevyError as e:
         _print_error(e)
@@ -66,11 +87,19 @@ async def _rates_import(args: argparse.Namespace) -> int:
         return bar.advance if not args.no_progress else (lambda n: None)
 
     async def run(conn: Any) -> int:
-        report = await import_files(conn, parsed, progress)
+        report = await import_files(conn, parsed, progress, strict=args.strict)
         if bars and not args.no_progress:
             bars[0].finish()
         for path in report.skipped:
             print(f"{path}: already imported")
+        for p in report.imported:
+            for line in p.rate_report.lines() if p.rate_report else ():
+                print(line)
+        if report.refused:
+            names = ", ".join(p.path.name for p in report.refused)
+            print(f"error: --strict: anomalies in {names}", file=sys.stderr)
+            print("nothing imported", file=sys.stderr)
+            return 1
         for p in report.imported:
             print(f"{p.path}: imported {len(p.records)} rows ({p.format}, effective from {p.effective_from.isoformat()})")
         print(f"{len(report.imported)} file(s) imported, {len(report.skipped)} already imported")
@@ -89,6 +118,7 @@ def _print_error(e: Any) -> None:
 
 async def _rates_list(args: argparse.Namespace) -> int:
     from levy.cli import with_store
+    from levy.rates.report import SHOWN
     from levy.store.rates import list_imports
 
     async def run(conn: Any) -> int:
@@ -96,8 +126,22 @@ async def _rates_list(args: argparse.Namespace) -> int:
         if not rows:
             print("no rate imports")
         for r in rows:
+            rep = r.report or {}
             period = f"{r.effective_from.isoformat()}..{r.effective_to.isoformat() if r.effective_to else ''}"
-            print(f"{r.id}\t{r.format}\t{period}\t{r.row_count}\t{r.imported_at.isoformat()}\t{r.source_file}")
+            kinds = ",".join(rep.get("source_kinds", ())) or "estimated"
+            states = ",".join(rep.get("states", ())) or "-"
+            zips = rep.get("zips_covered", "-")
+            anomalies = rep.get("anomalies", ())
+            print(
+                f"{r.id}\t{r.format}\t{kinds}\t{period}\tstates {states}\t{zips} ZIPs\t{r.row_count} records"
+                f"\t{len(anomalies)} anomalies\t{r.imported_at.isoformat()}\t{r.source_file}"
+            )
+            for a in anomalies[:SHOWN]:
+                print(f"  anomaly {a['kind']}: line {a['line']}: {a['state']} {a['where']}: {a['detail']}")
+            if len(anomalies) > SHOWN:
+                print(f"  ... and {len(anomalies) - SHOWN} more anomalies")
+            for w in rep.get("warnings", ()):
+                print(f"  warning: {w}")
         return 0
 
     return await with_store(args, run, write=False)

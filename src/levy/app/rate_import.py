@@ -10,7 +10,19 @@ Formats, told apart by content:
   with ``MNB...`` in the same directory). Every boundary record (``z``, ``4``,
   ``a``) is kept with its own effective window (:func:`levy.rates.sst.sst_records`);
   the import is labelled with the quarter in the name (``2026Q2`` ->
-  2026-04-01) or ``--effective-from``.
+  2026-04-01) or ``--effective-from``;
+* an SST rate file with no boundary file: its county rows placed on the ZIPs of
+  each county (:mod:`levy.rates.sst_county`), every row with its own dates;
+* California's CDTFA table of rates by city and county (a ``Location,Rate,...``
+  header, after title lines or not), effective from the date in the name
+  (``SalesTaxRates1-1-26.csv`` -> 2026-01-01) or ``--effective-from``;
+* Levy's generic CSV (a header starting ``state,`` with a ``components``
+  column), dated row by row, of the source kind ``--source-kind`` (default
+  ``official_zip``) unless a ``source_kind`` column says otherwise.
+
+Every file gets a report (:mod:`levy.rates.report`), stored with the import;
+``strict`` refuses the whole import, storing nothing, when any report has
+anomalies.
 """
 
 from __future__ import annotations
@@ -19,17 +31,23 @@ import hashlib
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.tax.local_rates import LocalRecord
-from levy.rates.builtin import states_by_code, zip5_records, zip_directory
-from levy.rates.sst import parse_sst_boundaries, parse_sst_rates, sst_records
+from levy.domain.tax.local_rates import LocalRecord, SourceKind
+from levy.domain.tax.rates import ZipRateRow
+from levy.rates import cdtfa
+from levy.rates.builtin import county_names, load_local_limits, states_by_code, zip5_records, zip_counties, zip_directory
+from levy.rates.generic import looks_like_generic, parse_generic
+from levy.rates.report import Anomaly, RateReport, build_report, cdtfa_disagreements, zip_disagreements
+from levy.rates.sst import STATE_FIPS, SstRate, parse_sst_boundaries, parse_sst_rates, sst_records
+from levy.rates.sst_county import sst_county_records
 from levy.rates.zip5 import HEADER, effective_from_name, parse_zip5
 from levy.store import rates as store
 
@@ -47,12 +65,15 @@ class ParsedFile:
     effective_to: date | None
     records: list[LocalRecord]
     report: dict[str, Any] | None = None  # JSON object stored with the import
+    rate_report: RateReport | None = None  # what the import prints (``report`` is its summary)
+    quarter: date | None = None  # an SST file's quarter (or --effective-from): the date it is compared on
 
 
 @dataclass
 class ImportReport:
     imported: list[ParsedFile]
     skipped: list[Path]  # already imported (same SHA-256)
+    refused: list[ParsedFile] = field(default_factory=list)  # strict: files with anomalies (nothing stored)
 
 
 def expand(paths: Sequence[str]) -> list[Path]:
@@ -70,9 +91,14 @@ def expand(paths: Sequence[str]) -> list[Path]:
 
 
 def _sniff(data: bytes) -> str:
-    first = data.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    head = data.lstrip(b"\xef\xbb\xbf")[:4096].decode("utf-8", "replace").splitlines()[:5] or [""]
+    first = head[0].strip()
     if first.split(",")[:2] == HEADER[:2]:
         return "zip5"
+    if looks_like_generic(first):
+        return "generic"
+    if cdtfa.looks_like_cdtfa(head):
+        return "cdtfa"
     kind = first.split(",", 1)[0].strip().lower()
     if kind in ("z", "4", "a"):
         return "sst_boundary"
@@ -106,36 +132,96 @@ def read_files(files: Sequence[Path]) -> list[tuple[Path, str, bytes, str]]:
 
 
 def build(
-    files: Sequence[Path], *, boundaries: Path | None = None, effective_from: date | None = None
+    files: Sequence[Path],
+    *,
+    boundaries: Path | None = None,
+    effective_from: date | None = None,
+    source_kind: SourceKind = "official_zip",
 ) -> list[ParsedFile]:
-    """Parse every file (all errors of a file together); raises before anything is stored."""
+    """Parse every file (all errors of a file together) and report on it; raises
+    before anything is stored."""
     raw = read_files(files)
     boundary_files = {f.name: (f, data) for f, kind, data, _ in raw if kind == "sst_boundary"}
     explicit = (boundaries, boundaries.read_bytes()) if boundaries is not None else None
     parsed: list[ParsedFile] = []
     for f, kind, data, sha in raw:
+        lines = _lines(data)
+        warnings: list[str] = []
+        anomalies: list[Anomaly] = []
         if kind == "zip5":
-            rows = parse_zip5(_lines(data), f.name, effective_from)
+            rows = parse_zip5(lines, f.name, effective_from)
             start = effective_from or effective_from_name(f.name)
-            parsed.append(ParsedFile(f, "zip5", sha, start, None, zip5_records(rows)))
+            fmt, records, rows_read = "zip5", zip5_records(rows), len(rows)
         elif kind == "sst_rate":
-            pair = explicit or _pair(f, boundary_files)
-            if pair is None:
-                raise ValidationFailed(
-                    f"{f}: an SST rate file needs its boundary file (--boundaries FILE, or a file named "
-                    f"{f.name[:2]}B... in the same directory)"
-                )
             on = effective_from or _quarter_start(f.name)
             if on is None:
                 raise ValidationFailed(f"{f}: cannot tell the quarter from the name (e.g. 2026Q2); use --effective-from")
-            rates = parse_sst_rates(_lines(data), f.name)
-            bounds = parse_sst_boundaries(_lines(pair[1]), pair[0].name)
-            digest = hashlib.sha256(data + b"\0" + pair[1]).hexdigest()
-            rows = sst_records(rates, bounds, f"{f.name}+{pair[0].name}", states_by_code(), zip_directory())
-            if not rows:
-                raise ValidationFailed(f"{f}: {pair[0].name} has no boundary record of a known state")
-            parsed.append(ParsedFile(f, "sst", digest, on, None, rows))
+            rates = parse_sst_rates(lines, f.name)
+            pair = explicit or _pair(f, boundary_files)
+            if pair is None:
+                fmt, start, records = "sst_county", on, _sst_by_county(f, rates, on, warnings, anomalies)
+                rows_read = len(rates)
+            else:
+                bounds = parse_sst_boundaries(_lines(pair[1]), pair[0].name)
+                sha = hashlib.sha256(data + b"\0" + pair[1]).hexdigest()
+                records = sst_records(rates, bounds, f"{f.name}+{pair[0].name}", states_by_code(), zip_directory())
+                if not records:
+                    raise ValidationFailed(f"{f}: {pair[0].name} has no boundary record of a known state")
+                fmt, start, rows_read = "sst", on, len(rates) + len(bounds)
+        elif kind == "cdtfa":
+            start = effective_from or cdtfa.effective_from_name(f.name)
+            records = cdtfa.parse_cdtfa(lines, f.name, base_rate=_statewide_rate(cdtfa.STATE, start), effective_from=start)
+            fmt, rows_read = "cdtfa", _rows_after_header(lines, "Location,Rate,")
+        elif kind == "generic":
+            records = parse_generic(lines, f.name, source_kind=source_kind, states=states_by_code().keys())
+            if not records:
+                raise ValidationFailed(f"{f}: no rows under the header; nothing imported")
+            fmt, start, rows_read = "generic", min(r.effective_from for r in records), len(records)
+        else:
+            continue  # a boundary file: read with its rate file
+        report = build_report(
+            f.name, records, rows_read=rows_read, states=states_by_code(),
+            limits=load_local_limits(), warnings=warnings, anomalies=anomalies,
+        )
+        # An SST import with boundaries is labelled with its quarter; the others with their records' window.
+        window = (start, None) if fmt == "sst" else (report.effective_from or start, report.effective_to)
+        quarter = start if fmt == "sst_county" else None
+        parsed.append(ParsedFile(f, fmt, sha, *window, records, report.summary(), report, quarter))
     return parsed
+
+
+def _statewide_rate(state: str, on: date) -> Decimal:
+    """State rate plus statewide mandatory local portion in force on ``on`` (built-in data)."""
+    info = states_by_code()[state]
+    rate, swl = info.rate_on(on), info.statewide_local_on(on)
+    if rate is None:
+        raise ValidationFailed(f"no {info.name} state rate is on record for {on.isoformat()}")
+    return rate.rate + (swl.rate if swl is not None else Decimal(0))
+
+
+def _rows_after_header(lines: Sequence[str], header: str) -> int:
+    """Non-empty lines after the first line starting with ``header``."""
+    for i, line in enumerate(lines):
+        if line.lstrip("\ufeff").startswith(header):
+            return sum(1 for rest in lines[i + 1 :] if rest.strip(" ,"))
+    return 0
+
+
+def _sst_by_county(
+    f: Path, rates: list[SstRate], on: date, warnings: list[str], anomalies: list[Anomaly]
+) -> list[LocalRecord]:
+    """An SST rate file without its boundary file: county rows on the ZIPs of each
+    county. City and special-district rows with a rate in force on or after ``on``
+    cannot be placed: an ``unplaced_local_taxes`` anomaly (the records leave those
+    taxes out); county rows naming no county of the directory: a warning."""
+    states = sorted({STATE_FIPS[r.state_fips] for r in rates if r.state_fips in STATE_FIPS})
+    counties = {z: c for st in states for z, c in zip_counties(st).items()}
+    placed = sst_county_records(rates, county_names=county_names(), zip_counties=counties, source=f.name)
+    if not placed.records:
+        raise ValidationFailed(f"{f}: no county row of the file matches a county of the ZIP directory; nothing imported")
+    anomalies.extend(placed.anomalies(on))
+    warnings.extend(placed.warnings())
+    return placed.records
 
 
 def _pair(rate_file: Path, boundary_files: dict[str, tuple[Path, bytes]]) -> tuple[Path, bytes] | None:
@@ -177,9 +263,14 @@ async def import_files(
     conn: AsyncConnection,
     parsed: Sequence[ParsedFile],
     progress: Callable[[int], Callable[[int], None]] | None = None,
+    *,
+    strict: bool = False,
 ) -> ImportReport:
     """Store every new file in the caller's transaction; files already imported are skipped.
 
+    A CDTFA table's report gains the ZIP-level records (stored, or earlier in
+    ``parsed``) it disagrees with. ``strict``: when any new file's report has
+    anomalies, nothing is stored and those files are returned as ``refused``.
     ``progress(total_rows)`` is called once with the number of rows to insert and
     returns a callback advanced as rows are written.
     """
@@ -191,6 +282,11 @@ async def import_files(
         else:
             known.add(p.sha256)
             report.imported.append(p)
+    report.imported = await _with_disagreements(conn, report.imported)
+    if strict:
+        report.refused = [p for p in report.imported if p.rate_report is not None and p.rate_report.anomalies]
+        if report.refused:
+            return report
     advance = progress(sum(len(p.records) for p in report.imported)) if progress and report.imported else None
     for p in report.imported:
         await store.add_import(
@@ -205,3 +301,32 @@ async def import_files(
             progress=advance,
         )
     return report
+
+
+_COMPARED = ("cdtfa", "sst_county")  # formats whose report lists disagreements with what is imported
+
+
+async def _with_disagreements(conn: AsyncConnection, files: list[ParsedFile]) -> list[ParsedFile]:
+    """Each CDTFA table's and county-placed SST file's report, with the ZIP-level
+    records of other sources (stored, or earlier in ``files``) it disagrees with:
+    on the CDTFA table's date, on the SST file's quarter."""
+    states = {r.state for p in files if p.format in _COMPARED for r in p.records}
+    if not states:
+        return files
+    stored: list[LocalRecord] = []
+    for item in await store.all_records(conn):
+        if item.state not in states:
+            continue
+        stored.extend(zip5_records([item]) if isinstance(item, ZipRateRow) else (item,))
+    out: list[ParsedFile] = []
+    for i, p in enumerate(files):
+        if p.format in _COMPARED and p.rate_report is not None:
+            others = [*stored, *(r for q in files[:i] for r in q.records if r.state in states)]
+            if p.format == "cdtfa":
+                found = cdtfa_disagreements(p.records, others, zip_directory(), p.effective_from)
+            else:
+                found = zip_disagreements(p.records, others, p.quarter or p.effective_from, p.path.name)
+            rate_report = replace(p.rate_report, disagreements=tuple(found))
+            p = replace(p, rate_report=rate_report, report=rate_report.summary())
+        out.append(p)
+    return out

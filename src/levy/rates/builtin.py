@@ -126,3 +126,35 @@ def load_taxability():  # type: ignore[no-untyped-def]
         raw = json.loads(entry.read_text(encoding="utf-8"))
         rules.extend(_rule(raw["state"], r) for r in raw["rules"])
     return Taxability(rules)
+
+
+@lru_cache(maxsize=1)
+def load_local_limits():  # type: ignore[no-untyped-def]
+    """State -> documented maximum local and combined rates (``local_rate_limits.json``)."""
+    from levy.rates.report import LocalLimit
+
+    raw = _read_json("local_rate_limits.json")
+    return {
+        code: LocalLimit(
+            Decimal(e["max_local_rate"]) if e.get("max_local_rate") is not None else None,
+            Decimal(e["max_combined_rate"]) if e.get("max_combined_rate") is not None else None,
+            e["source"],
+        )
+        for code, e in raw["states"].items()
+    }
+
+
+@lru_cache(maxsize=1)
+def county_names() -> dict[tuple[str, str], str]:
+    """(state FIPS, county FIPS) -> county name: the U.S. Census Bureau's 2020
+    county list (public domain), shipped as ``county_fips.csv``."""
+    import csv
+
+    text = resources.files("levy.data.tax").joinpath("county_fips.csv").read_text(encoding="utf-8")
+    return {(r["state_fips"], r["county_fips"]): r["name"] for r in csv.DictReader(text.splitlines())}
+
+
+def zip_counties(state: str) -> dict[str, tuple[str, ...]]:
+    """ZIP -> its counties (primary first) for the ZIPs of ``state`` in the ZIP
+    directory. The directory knows one county per ZIP, so one county each."""
+    return {z: (p.county,) for z, p in zip_directory().items() if p.state == state and p.county}
