@@ -174,12 +174,12 @@ def test_credit_line_reverses_its_sale_line(tx: Txn) -> None:
 
 def test_credit_line_naming_no_sale_line_is_bounded_per_state(tx: Txn, admin_http: httpx.Client) -> None:
     # The spec lets a partial credit send any lines. A CA sale credited by a TX line 'z' would put
-    # -1000 / -63 on Texas, which the sale never charged: refused by the per-state tax bound.
+    # -1000 / -63 on Texas, which the sale never charged: refused by the per-jurisdiction bound.
     sale = finalized_sale(tx)
     errs = error_of(tx.create_raw(partial_credit(sale["id"], line("a", 500, "CA"), line("z", 1000, "TX"))))
-    # The request sent no tax_amount: the tax comes from its lines, so the pointer is theirs.
     assert len(errs) == 1 and errs[0]["source"]["pointer"] == "/line_items"
-    assert errs[0]["meta"] == {"remaining_tax_by_state": {"TX": 0}}
+    assert errs[0]["meta"] == {"jurisdictions": ["US-ST-TX"]}
+    assert "US-ST-TX (gross, taxable, tax)" in errs[0]["detail"]
     # Only the sale counts: the state total adds its jurisdictions' gross (state and local, 10000 each).
     assert state_totals(admin_http) == {"US-ST-CA": ("20000", "725")}
     # A CA line with an id of its own is taxed as calculated: 1000 x 6% = 60, 1000 x 1.25% = 12.5 -> 13.

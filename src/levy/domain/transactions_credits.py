@@ -100,6 +100,32 @@ def tax_left_by_state(sale: TransactionRecord, credits: Iterable[TransactionReco
     return left
 
 
+def figures_by_jurisdiction(rec: TransactionRecord) -> dict[str, tuple[int, int, int]]:
+    """``rec``'s (gross, taxable, calculated tax) per jurisdiction, as the liability report adds
+    them up (:func:`levy.domain.filing.liability_report`: a line's gross counts in every
+    jurisdiction of its rows)."""
+    out: dict[str, tuple[int, int, int]] = {}
+    for ln in to_filing(rec).lines:
+        for r in ln.rows:
+            gross, taxable, calculated = out.get(r.jurisdiction_code, (0, 0, 0))
+            out[r.jurisdiction_code] = (gross + ln.amount, taxable + r.taxable_base, calculated + r.tax_amount)
+    return out
+
+
+def over_by_jurisdiction(sale: TransactionRecord, credits: Iterable[TransactionRecord]) -> dict[str, list[str]]:
+    """The jurisdictions where ``credits`` would reverse more gross, taxable or calculated tax than
+    ``sale`` put there (what would make a liability figure negative), with the figures concerned."""
+    left = {code: list(v) for code, v in figures_by_jurisdiction(sale).items()}
+    for credit in credits:
+        for code, figures in figures_by_jurisdiction(credit).items():
+            acc = left.setdefault(code, [0, 0, 0])
+            for i, value in enumerate(figures):
+                acc[i] -= value
+    names = ("gross", "taxable", "tax")
+    return {code: [names[i] for i, v in enumerate(acc) if v < 0] for code, acc in sorted(left.items())
+            if any(v < 0 for v in acc)}
+
+
 # -- the remaining-tax rule -------------------------------------------------------------------
 
 
@@ -230,6 +256,14 @@ def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], 
         per_line[ln.id] = Left(left.amount - r.taxable_amount, left.tax - r.tax_amount)
     if errors:
         raise ValidationFailed.many(errors)
+    beyond = over_by_jurisdiction(sale, [*earlier, credit])
+    if beyond:
+        raise ValidationFailed(
+            "the credit reverses more than the parent put in "
+            + ", ".join(f"{code} ({', '.join(what)})" for code, what in beyond.items())
+            + ": a credit line reverses sales of its parent, in the parent's jurisdictions",
+            pointer=lines_pointer, meta={"jurisdictions": list(beyond)},
+        )
     over = {st: -left for st, left in tax_left_by_state(sale, [*earlier, credit]).items() if left < 0}
     if over:
         before = tax_left_by_state(sale, earlier)

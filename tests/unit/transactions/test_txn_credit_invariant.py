@@ -124,7 +124,7 @@ def test_a_credit_line_naming_no_sale_line_is_bounded_by_totals_and_states():
     with pytest.raises(ValidationFailed) as ei:
         check_credit(sale(), [], c)
     item = ei.value.first
-    assert item.pointer == "/tax_amount" and item.meta == {"remaining_tax_by_state": {"TX": 0}}
+    assert item.pointer == "/line_items" and item.meta == {"jurisdictions": ["US-ST-TX"]}
 
 
 @settings(max_examples=300, deadline=None)
