@@ -52,6 +52,19 @@ class Config:
     request_timeout_seconds: float = 30.0
     # Requests handled at once per process; beyond it 503 / RESOURCE_EXHAUSTED at once (0 = no cap).
     max_concurrent_requests: int = 256
+    # Fraction of max_concurrent_requests one API key may hold at once; beyond it the same 503 (1 = no share).
+    key_concurrency_share: float = 0.5
+    # An HTTP request's line and headers together (bytes; over it 431 and the connection closed); the
+    # same bound is gRPC's metadata limit (grpc.max_metadata_size).
+    max_header_bytes: int = 32_768
+    # Header fields per HTTP request (over it 431 and the connection closed).
+    max_header_count: int = 100
+    # Seconds a client has to send a request's line and headers, from its first byte (or from
+    # connecting); then the connection is closed (408).
+    header_read_timeout_seconds: float = 10.0
+    # Seconds a client has to send a request's body; then 408 and the connection is closed.
+    # Reading the body holds no concurrency slot.
+    body_read_timeout_seconds: float = 30.0
     # Serve Prometheus metrics at GET /metrics (no authentication: keep the port internal).
     metrics: bool = True
     # Event loop of `levy serve`: auto (uvloop when installed), uvloop or asyncio.

@@ -25,6 +25,7 @@ from levy.config import Config, split_address
 from levy.store import migrate
 from levy.transport.gateway import Gateway
 from levy.transport.grpc_server import GrpcServer
+from levy.transport.http_limits import limited_protocol
 
 log = logging.getLogger("levy.server")
 
@@ -84,7 +85,7 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_d
             log_level="warning",
             log_config=None,
             access_log=False,
-            http="httptools",
+            http=limited_protocol(config),
             timeout_graceful_shutdown=int(config.shutdown_grace_seconds) or None,
         )
     )

@@ -111,4 +111,5 @@ def test_concurrency_cap_refuses_at_once(fresh_database_url: str) -> None:
         assert [t.status_code for t in await asyncio.gather(*held)] == [200, 200]
         assert (await http.get("/product-tax-codes")).status_code == 200  # places are given back
 
-    asyncio.run(_with_server(fresh_database_url, {"max_concurrent_requests": 2}, body))
+    # One key fills the process's places here: no per-key share (tests/security/test_resource_limits.py has it).
+    asyncio.run(_with_server(fresh_database_url, {"max_concurrent_requests": 2, "key_concurrency_share": 1.0}, body))

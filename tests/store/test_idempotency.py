@@ -194,3 +194,34 @@ def test_records_expire_after_24_hours(run_with) -> None:  # type: ignore[no-unt
         assert await idempotency.purge_expired(harness.services) == 0
 
     run_with(go)
+
+
+class _DeadlockDetected(Exception):
+    """Stands in for the driver's error (asyncpg's carries ``sqlstate``; tests/unit/test_write_conflicts.py
+    provokes a real one)."""
+
+    sqlstate = "40P01"
+
+
+def test_a_deadlocked_request_transaction_runs_again_whole(run_with) -> None:  # type: ignore[no-untyped-def]
+    """The handler's writes of the aborted attempt are rolled back with it; the second attempt's
+    writes and stored response commit together (issue 16)."""
+    from sqlalchemy import exc as sa_exc
+
+    async def go(harness: Harness) -> None:
+        before = await harness.org_count()
+        handler = harness.handler
+
+        async def deadlocks_once(request, ctx):  # type: ignore[no-untyped-def]
+            response = await handler(request, ctx)  # writes a row in the request's transaction
+            if harness.calls == 1:
+                raise sa_exc.DBAPIError("INSERT", {}, _DeadlockDetected("deadlock detected"))
+            return response
+
+        first = await idempotency.run(METHOD, req("dl"), harness.ctx("k-deadlock"), deadlocks_once)
+        assert harness.calls == 2
+        assert await harness.org_count() == before + 1  # the first attempt's row was rolled back
+        again = await idempotency.run(METHOD, req("dl"), harness.ctx("k-deadlock"), deadlocks_once)
+        assert again == first and harness.calls == 2  # replayed from the stored response
+
+    run_with(go)

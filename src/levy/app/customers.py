@@ -7,13 +7,11 @@ stay in ``levy.app.handlers``.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import date, datetime, timezone
-from typing import Any, TypeVar
+from typing import Any
 
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.customers import (
@@ -30,8 +28,6 @@ from levy.domain.exemptions import Certificate, check_merge, validate_certificat
 from levy.domain.ids import new_id
 from levy.domain.pagination import PageRequest
 from levy.store.customers import SqlCustomers
-
-T = TypeVar("T")
 
 
 def utcnow() -> datetime:
@@ -167,10 +163,16 @@ async def set_overrides(conn: AsyncConnection, org: str, customer_id: str, overr
 
 async def batch_upsert(conn: AsyncConnection, org: str, items: list[BatchItem]) -> dict[str, CustomerRecord]:
     """Create or update the valid items in one transaction with a constant number
-    of statements: one select of the triples (locked on PostgreSQL), one insert
-    (``ON CONFLICT DO NOTHING``), a re-select only for triples a concurrent
-    request inserted first, one executemany update. Sets each item's status;
-    returns the customers as stored, by id."""
+    of statements: one insert of every item as a new customer (``ON CONFLICT DO
+    NOTHING``), one select of the triples it found taken (locked on PostgreSQL),
+    one executemany update. Sets each item's status; returns the customers as
+    stored, by id.
+
+    Overlapping batches never deadlock on PostgreSQL: each takes its locks in two
+    steps, each in the one order every batch shares (the items sorted by triple).
+    The insert waits only on triples another transaction inserted and has not yet
+    committed, and holds no lock a select waits on (a conflicting stored row is
+    skipped, not locked); the select then locks the taken rows in triple order."""
     store = SqlCustomers(conn)
     fail_duplicates(items)
     valid = sorted((it for it in items if it.values is not None), key=lambda it: it.triple)
@@ -178,36 +180,24 @@ async def batch_upsert(conn: AsyncConnection, org: str, items: list[BatchItem]) 
         if it.values is None:
             it.status = "failed"
     now = utcnow()
-    stored = await store.select_triples(org, [it.triple for it in valid], lock=True)
     out: dict[str, CustomerRecord] = {}
-    updates: list[tuple[BatchItem, dict[str, Any]]] = []
-    inserts: list[tuple[BatchItem, dict[str, Any]]] = []
-
-    def plan(it: BatchItem, current: CustomerRecord | None) -> None:
-        writes = decide(it, current)
-        if current is not None:
-            out[current.id] = current
-        if writes is None:
-            return
-        if current is None:
-            it.customer_id = new_id("cust")
-            inserts.append((it, writes))
-        else:
-            updates.append((it, writes))
-
+    created: list[tuple[BatchItem, dict[str, Any]]] = []
     for it in valid:
-        plan(it, stored.get(it.triple))
-    inserted = await store.insert_many(org, [(it.customer_id, v) for it, v in inserts], now)  # type: ignore[misc]
-    lost = [it for it, _ in inserts if it.customer_id not in inserted]
-    for it, v in inserts:
+        it.customer_id = new_id("cust")
+        created.append((it, decide(it, None)))  # type: ignore[arg-type]
+    inserted = await store.insert_many(org, [(it.customer_id, v) for it, v in created], now)  # type: ignore[misc]
+    for it, v in created:
         if it.customer_id in inserted:
-            out[it.customer_id] = _fresh(it.customer_id, v, now)  # type: ignore[arg-type]
-    if lost:
-        # A concurrent request inserted these triples after our select: update them instead.
-        inserts.clear()
-        raced = await store.select_triples(org, [it.triple for it in lost], lock=True)
-        for it in lost:
-            plan(it, raced[it.triple])
+            out[it.customer_id] = _fresh(it.customer_id, v, now)  # type: ignore[index,arg-type]
+    taken = [it for it in valid if it.customer_id not in inserted]
+    stored = await store.select_triples(org, [it.triple for it in taken], lock=True)
+    updates: list[tuple[BatchItem, dict[str, Any]]] = []
+    for it in taken:
+        current = stored[it.triple]
+        out[current.id] = current
+        writes = decide(it, current)
+        if writes is not None:
+            updates.append((it, writes))
     await store.update_many(org, [(it.customer_id, v) for it, v in updates], now)  # type: ignore[misc]
     for it, v in updates:
         out[it.customer_id] = replace(out[it.customer_id], **v, updated_at=now)  # type: ignore[index]
@@ -222,23 +212,6 @@ def _fresh(customer_id: str, values: dict[str, Any], now: datetime) -> CustomerR
         updated_at=now, deleted_at=None, override_exempt=False, override_resale=False,
         override_manufacturing=False, exemption_updated_at=None,
     )
-
-
-def _is_deadlock(e: DBAPIError) -> bool:
-    code = getattr(e.orig, "pgcode", None) or getattr(e.orig, "sqlstate", None)
-    return code in ("40P01", "40001")
-
-
-async def retry_deadlocks(fn: Callable[[], Awaitable[T]], attempts: int = 5) -> T:
-    """Run a whole unit of work again when PostgreSQL aborts it as a deadlock victim."""
-    for attempt in range(attempts):
-        try:
-            return await fn()
-        except DBAPIError as e:
-            if not _is_deadlock(e) or attempt == attempts - 1:
-                raise
-            await asyncio.sleep(0.01 * (attempt + 1))
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 # ------------------------------------------------------------------ certificates

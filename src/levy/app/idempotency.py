@@ -30,6 +30,7 @@ from sqlalchemy.exc import IntegrityError
 
 from levy.app.context import CallContext
 from levy.app.registry import MethodInfo
+from levy.app.services import retry_write_conflicts
 from levy.app.startup import on_startup
 from levy.domain import errors
 from levy.domain.errors import Conflict, ErrorItem, LevyError, ValidationFailed
@@ -140,8 +141,9 @@ async def _run(method: MethodInfo, request: message.Message, ctx: CallContext,
         except IntegrityError:
             raise _in_progress() from None
 
-    # 2. Run the handler in the request's transaction and store its response in it.
-    try:
+    # 2. Run the handler in the request's transaction and store its response in it
+    # (the whole transaction again if the database aborts it as a deadlock victim).
+    async def attempt() -> message.Message:
         async with services.request_transaction() as conn:
             response = await handler(request, ctx)
             await conn.execute(
@@ -151,6 +153,9 @@ async def _run(method: MethodInfo, request: message.Message, ctx: CallContext,
                 )
             )
         return response
+
+    try:
+        return await retry_write_conflicts(attempt)
     except LevyError as err:
         async with services.uow(write=True) as conn:
             if err.status < 500:

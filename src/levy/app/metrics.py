@@ -38,7 +38,9 @@ RATE_LIMITED = Counter("levy_rate_limited_total",
                        "authentication per client address).", ["kind"])
 OVERLOADED = Counter("levy_rejected_total",
                      "Requests refused by the process's safeguards, by reason (concurrency: over "
-                     "LEVY_MAX_CONCURRENT_REQUESTS; timeout: over LEVY_REQUEST_TIMEOUT_SECONDS).", ["reason"])
+                     "LEVY_MAX_CONCURRENT_REQUESTS; key_share: one API key over its share of it; timeout: over "
+                     "LEVY_REQUEST_TIMEOUT_SECONDS; body_timeout: over LEVY_BODY_READ_TIMEOUT_SECONDS).",
+                     ["reason"])
 LIMITER_ERRORS = Counter("levy_rate_limiter_errors_total",
                          "Rate-limit checks that could not reach Redis (the request was allowed).")
 IN_FLIGHT = Gauge("levy_requests_in_flight", "Requests being handled now.", multiprocess_mode="livesum")

@@ -2,7 +2,8 @@
 
 concurrency cap -> version -> authentication (failures rate-limited per client
 address) -> rate limit per API key -> authorization (admin-only methods) ->
-field limits -> handler (under the request timeout). Errors are domain errors
+the key's share of the concurrency cap -> field limits -> handler (under the
+request timeout). Errors are domain errors
 (``levy.domain.errors``); each transport maps them once.
 """
 
@@ -48,6 +49,10 @@ class Pipeline:
         self._blocked: dict[str, float] = {}
         self.in_flight = 0
         self.max_in_flight = config.max_concurrent_requests
+        # Requests one API key may run at once: its share of the process's places (0 = no cap).
+        self.max_per_key = max(1, int(self.max_in_flight * config.key_concurrency_share)) if (
+            self.max_in_flight > 0 and 0 < config.key_concurrency_share < 1) else 0
+        self.in_flight_by_key: dict[str, int] = {}
 
     def context(self, *, request_id: str, transport: str) -> CallContext:
         return CallContext(services=self.services, request_id=request_id, transport=transport)
@@ -69,6 +74,32 @@ class Pipeline:
             self.in_flight -= 1
             metrics.IN_FLIGHT.dec()
             metrics.observe_pool(self.services.engine)
+
+    @contextlib.contextmanager
+    def key_share(self, ctx: CallContext) -> Iterator[None]:
+        """One of the places of the caller's API key (LEVY_KEY_CONCURRENCY_SHARE of the process's), or
+        503 / RESOURCE_EXHAUSTED at once: no single key can take every place."""
+        key_id = ctx.key.id if ctx.key is not None and self.max_per_key else None
+        if key_id is None:
+            yield
+            return
+        held = self.in_flight_by_key.get(key_id, 0)
+        if held >= self.max_per_key:
+            metrics.OVERLOADED.labels("key_share").inc()
+            ctx.response_headers["retry-after"] = "1"
+            raise Overloaded(
+                f"This API key is running its maximum of {self.max_per_key} concurrent requests "
+                f"(its share of the server's {self.max_in_flight}); retry shortly."
+            )
+        self.in_flight_by_key[key_id] = held + 1
+        try:
+            yield
+        finally:
+            left = self.in_flight_by_key[key_id] - 1
+            if left:
+                self.in_flight_by_key[key_id] = left
+            else:
+                del self.in_flight_by_key[key_id]
 
     async def invoke(
         self, method: MethodInfo, request: message.Message, ctx: CallContext, *, peer: str = "",
@@ -135,8 +166,15 @@ class Pipeline:
     async def run(
         self, method: MethodInfo, request: message.Message, ctx: CallContext, *, deadline: float | None = None
     ) -> message.Message:
-        """Field limits, then the handler, cancelled after the request timeout (or the
-        caller's ``deadline`` in seconds, when sooner)."""
+        """The key's share of the concurrency places, field limits, then the handler,
+        cancelled after the request timeout (or the caller's ``deadline`` in seconds,
+        when sooner)."""
+        with self.key_share(ctx):
+            return await self._run(method, request, ctx, deadline)
+
+    async def _run(
+        self, method: MethodInfo, request: message.Message, ctx: CallContext, deadline: float | None
+    ) -> message.Message:
         body = method.http.body
         target = getattr(request, body) if body and body != "*" else request
         constraints.check(target, ctx.item_errors)

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator
+import logging
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from levy.app.preset_cache import PresetCache
 from levy.config import Config
-from levy.store.db import create_engine, transaction
+from levy.store.db import create_engine, is_write_conflict, transaction
+
+T = TypeVar("T")
+log = logging.getLogger("levy.services")
 
 
 @dataclass
@@ -82,6 +88,29 @@ class AppServices:
 
 
 _request_tx: contextvars.ContextVar[AsyncConnection | None] = contextvars.ContextVar("levy_request_tx", default=None)
+
+
+# Runs of a unit of work the database aborted as a deadlock victim or serialization
+# failure, before the request gives up with 503 and Retry-After (transport/errors.py).
+WRITE_CONFLICT_ATTEMPTS = 5
+
+
+async def retry_write_conflicts(fn: Callable[[], Awaitable[T]], attempts: int = WRITE_CONFLICT_ATTEMPTS) -> T:
+    """Run ``fn`` (whole units of work) again, after a short pause, when the database
+    rolled its transaction back as a deadlock victim or serialization failure.
+
+    Inside a request's transaction (an idempotent call) that transaction is aborted
+    as a whole, so the error goes up at once to the caller that opened it."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return await fn()
+        except Exception as e:
+            if _request_tx.get() is not None or attempt == attempts or not is_write_conflict(e):
+                raise
+            log.info("write conflict (%s), running the transaction again (%d of %d)", type(e).__name__,
+                     attempt + 1, attempts)
+            await asyncio.sleep(random.uniform(0.005, 0.02) * attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 @contextlib.asynccontextmanager

@@ -171,6 +171,26 @@ class RequestTooLarge(LevyError):
     type = "request_too_large"
 
 
+class HeadersTooLarge(LevyError):
+    """431: an HTTP request's line and headers are over their size or count limit."""
+
+    status = 431
+    code = "request_header_fields_too_large"
+    title = "Request Header Fields Too Large"
+    grpc_code = "RESOURCE_EXHAUSTED"
+    type = "request_header_fields_too_large"
+
+
+class RequestTimeout(LevyError):
+    """408: the client did not send its request (headers or body) in time."""
+
+    status = 408
+    code = "request_timeout"
+    title = "Request Timeout"
+    grpc_code = "DEADLINE_EXCEEDED"
+    type = "request_timeout"
+
+
 class ValidationFailed(LevyError):
     """422 ``validation_error``: malformed input, with a JSON pointer where it applies."""
 

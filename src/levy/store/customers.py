@@ -116,7 +116,8 @@ class SqlCustomers:
 
     async def select_triples(self, org: str, triples: Sequence[Triple], *, lock: bool) -> dict[Triple, CustomerRecord]:
         """Every stored customer (deleted too) holding one of ``triples``: one query,
-        rows locked in id order on PostgreSQL when ``lock``."""
+        rows locked in triple order on PostgreSQL when ``lock`` (every batch locks in
+        the same order, so two batches never wait on each other in a cycle)."""
         if not triples:
             return {}
         # Grouped by (source, account), usually one group: ``source_id IN (...)`` binds a
@@ -131,15 +132,15 @@ class SqlCustomers:
                 and_(T.c.source == source, T.c.source_account_id == account, T.c.source_id.in_(ids))
                 for (source, account), ids in groups.items()
             )))
-            .order_by(T.c.id)
+            .order_by(*UNIQUE[1:])
         )
         rows = (await self.conn.execute(self._lock(stmt, lock))).all()
         records = _bulk_records(rows, self.conn.dialect)
         return {r.triple: r for r in records}
 
     async def insert_many(self, org: str, rows: list[tuple[str, dict[str, Any]]], now: datetime) -> set[str]:
-        """Insert ``(id, values)`` rows in one statement, skipping taken triples;
-        returns the ids actually inserted."""
+        """Insert ``(id, values)`` rows in one statement, in the order given, skipping
+        taken triples; returns the ids actually inserted."""
         if not rows:
             return set()
         params = [_new_row(org, cid, values, now) for cid, values in rows]

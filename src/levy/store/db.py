@@ -20,7 +20,7 @@ import contextlib
 import errno
 import socket
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,11 @@ _NETWORK_ERRNOS = {
 def is_unavailable(exc: BaseException) -> bool:
     """Whether ``exc`` (or an exception it wraps) means the database is
     unreachable or unusable right now, rather than a bug or bad data."""
+    return _in_chain(exc, _unavailable_one)
+
+
+def _in_chain(exc: BaseException, test: Callable[[BaseException], bool]) -> bool:
+    """Whether ``test`` holds for ``exc`` or an exception it wraps (driver error, cause, context)."""
     seen: set[int] = set()
     todo: list[BaseException | None] = [exc]
     while todo:
@@ -97,7 +102,7 @@ def is_unavailable(exc: BaseException) -> bool:
         if e is None or id(e) in seen or len(seen) > 20:
             continue
         seen.add(id(e))
-        if _unavailable_one(e):
+        if test(e):
             return True
         todo.extend((getattr(e, "orig", None), e.__cause__, e.__context__))
     return False
@@ -126,6 +131,17 @@ def _unavailable_one(e: BaseException) -> bool:
         state = str(getattr(e, "sqlstate", "") or "")
         return bool(state) and state.startswith(_UNAVAILABLE_SQLSTATES)
     return False
+
+
+# PostgreSQL SQLSTATEs meaning "this transaction lost to a concurrent one and was rolled
+# back": deadlock detected and serialization failure. Running it again is the remedy.
+_CONFLICT_SQLSTATES = ("40P01", "40001")
+
+
+def is_write_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it wraps) is the database aborting the
+    transaction as a deadlock victim or a serialization failure."""
+    return _in_chain(exc, lambda e: str(getattr(e, "sqlstate", "") or "") in _CONFLICT_SQLSTATES)
 
 
 def _configure_sqlite(engine: AsyncEngine, busy_timeout_ms: int) -> None:

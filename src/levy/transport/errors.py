@@ -23,7 +23,7 @@ import logging
 
 from levy.app.error_objects import error_object, item_json
 from levy.domain.errors import ErrorItem, InternalError, LevyError, RateLimited, Unavailable
-from levy.store.db import is_unavailable
+from levy.store.db import is_unavailable, is_write_conflict
 from levy.v1 import errors_pb2, options_pb2
 
 ERROR_DOMAIN = "levy.dev"
@@ -34,10 +34,19 @@ def from_unexpected(exc: BaseException, ctx: Any, where: str) -> LevyError:
     """The caller-visible error for an exception that is not a domain error.
 
     A database that is unreachable or unusable right now (refused or killed
-    connection, restart, SQLite lock timeout) is 503 / UNAVAILABLE with
+    connection, restart, SQLite lock timeout), and a transaction still aborted as a
+    deadlock victim after its retries, is 503 / UNAVAILABLE with
     ``Retry-After: 1``: the request changed nothing and may be retried. Anything
     else is a 500 whose internals stay in the log under the request id."""
     rid = ctx.request_id
+    if is_write_conflict(exc):
+        log.warning("write conflict in %s (request id %s) after retries: %s", where, rid, type(exc).__name__,
+                    extra={"request_id": rid, "method": where})
+        ctx.response_headers["retry-after"] = "1"
+        return Unavailable(
+            "The request kept conflicting with concurrent writes and was rolled back; it changed nothing. "
+            f"Retry shortly. Request id: {rid}."
+        )
     if is_unavailable(exc):
         log.warning("database unavailable in %s (request id %s): %s: %s", where, rid, type(exc).__name__,
                     str(exc).splitlines()[0] if str(exc) else "", extra={"request_id": rid, "method": where})

@@ -9,6 +9,7 @@ call, and translates the response or error. No business logic lives here.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -31,6 +32,7 @@ from levy.domain.errors import (
     LevyError,
     MethodNotAllowed,
     NotFound,
+    RequestTimeout,
     RequestTooLarge,
     Unavailable,
     ValidationFailed,
@@ -180,13 +182,20 @@ class Gateway:
         rpc = "unmatched"
         extra_headers: list[tuple[bytes, bytes]] = []
         try:
+            # The slot is held to admit the request and to run it, not while the client
+            # sends its body (under its own deadline), so slow senders cannot hold slots.
             with self.pipeline.slot(ctx):
                 route, path_params = self.router.match(http_method, path)
                 m = route.method
                 rpc = m.full_name
                 style = m.policy.error_style
-                status, body, ctype = await self._call(route, path_params, scope, receive, ctx)
+                headers = await self._admit(route, scope, ctx)
+            raw = await self._body(route, headers, receive) if route.body else b""
+            with self.pipeline.slot(ctx):
+                status, body, ctype = await self._call(route, path_params, scope, raw, ctx)
         except LevyError as e:
+            if isinstance(e, RequestTimeout):
+                extra_headers.append((b"connection", b"close"))
             if isinstance(e, MethodNotAllowed) and e.first.meta:
                 extra_headers.append((b"allow", ", ".join(e.first.meta["allow"]).encode()))
             try:
@@ -212,8 +221,9 @@ class Gateway:
                 "request_id": request_id, "transport": "rest", "method": rpc, "http_method": http_method, "path": path,
                 "status": status, "duration_ms": round(elapsed * 1000, 3)})
 
-    async def _call(self, route: Route, path_params: dict[str, str], scope: Scope, receive: Receive,
-                    ctx: Any) -> tuple[int, bytes, str]:
+    async def _admit(self, route: Route, scope: Scope, ctx: Any) -> dict[str, str]:
+        """Read the request's headers into ``ctx`` and admit it (authentication, rate
+        limit, authorization); returns the headers."""
         m = route.method
         headers = _headers(scope)
         ctx.api_key = presented_key((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"])
@@ -229,10 +239,26 @@ class Gateway:
         peer = client_address(client[0] if client else None, headers.get("x-forwarded-for"),
                               trust_forwarded_for=self.config.trust_forwarded_for)
         await self.pipeline.admit(m, ctx, peer=peer)
+        return headers
+
+    async def _body(self, route: Route, headers: dict[str, str], receive: Receive) -> bytes:
+        """The request body, within LEVY_BODY_READ_TIMEOUT_SECONDS (408 after it)."""
+        limit = route.method.policy.max_body_bytes or self.config.max_body_bytes
+        timeout = self.config.body_read_timeout_seconds
+        try:
+            async with asyncio.timeout(timeout if timeout > 0 else None):
+                return await _read_body(receive, limit, headers.get("content-length"))
+        except TimeoutError:
+            metrics.OVERLOADED.labels("body_timeout").inc()
+            raise RequestTimeout(
+                f"The request body was not received within {timeout:g} seconds; the connection is closed."
+            ) from None
+
+    async def _call(self, route: Route, path_params: dict[str, str], scope: Scope, raw: bytes,
+                    ctx: Any) -> tuple[int, bytes, str]:
+        m = route.method
         request = m.request_cls()
         if route.body:
-            limit = m.policy.max_body_bytes or self.config.max_body_bytes
-            raw = await _read_body(receive, limit, headers.get("content-length"))
             ctx.body_fingerprint = raw
             _parse_body(route, request, raw, ctx)
         _bind_query(route, request, scope.get("query_string", b""))

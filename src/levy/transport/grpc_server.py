@@ -169,6 +169,10 @@ class GrpcServer:
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
                 ("grpc.so_reuseport", 1),
+                # Metadata (headers) of a call: the HTTP gateway's header limit, as both
+                # gRPC's soft and hard limit (no band of randomly refused sizes between).
+                ("grpc.max_metadata_size", config.max_header_bytes),
+                ("grpc.absolute_max_metadata_size", config.max_header_bytes),
             ]
         )
         self.server.add_generic_rpc_handlers(generic_handlers(pipeline, config))

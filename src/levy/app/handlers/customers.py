@@ -18,6 +18,7 @@ from levy.app import customers as uc
 from levy.app.context import CallContext
 from levy.app.error_objects import error_object
 from levy.app.registry import handles
+from levy.app.services import retry_write_conflicts
 from levy.domain.customers import BatchItem, CustomerRecord, validate_customer_fields
 from levy.domain.errors import RequiredField, ValidationFailed
 from levy.domain.exemptions import Certificate, covering_certificates, jurisdiction_name
@@ -233,7 +234,7 @@ async def batch_upsert(req: pb.BatchUpsertCustomersRequest, ctx: CallContext) ->
                 errors = e.items
         items.append(BatchItem(i, values, errors))
 
-    stored = await uc.retry_deadlocks(lambda: _write(ctx, uc.batch_upsert, items))
+    stored = await retry_write_conflicts(lambda: _write(ctx, uc.batch_upsert, items))
     resp = pb.BatchUpsertCustomersResponse(object="batch")
     counts = dict.fromkeys(("created", "updated", "stale", "deleted", "failed"), 0)
     for it in items:
