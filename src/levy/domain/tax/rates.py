@@ -313,7 +313,7 @@ class RateTable:
                 _Plus4Ranges.of(_best_first(plus4.get(key, []))),
                 {name: _best_first(ranges, _range_rank) for name, ranges in streets[key].items()}
                 if key in streets else _NO_STREETS,
-                _best_first(partial.get(key, [])),
+                _best_first(partial[key]) if key in partial else (),
             )
         return cls(
             states=smap,
