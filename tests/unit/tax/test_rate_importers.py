@@ -270,6 +270,28 @@ def test_generic_rows_by_hand() -> None:
     assert addr.source_kind == "official_address"
 
 
+def test_generic_scope_makes_a_partial_record() -> None:
+    [city, full] = parse_generic([
+        "state,zip5,effective_from,components,scope",
+        "GA,30303,2026-04-01,city:Atlanta:1.9%;special:MOST:0, Special ; CITY",
+        "GA,30303,2026-04-01,county:Fulton County:3%,"], "mine.csv")
+    assert (city.scope, full.scope) == (("city", "special"), ())
+    # With the SST county-only record and the March table: county 3% (SST) + city 1.9% and special 0% (this
+    # file, official_zip over the table's estimated 1.5% and 0.4%) = 4.9% local, 8.9% with the state's 4%.
+    county = LocalRecord(state="GA", zip5="30303", components=(Component("county", "Fulton County", Decimal("0.03"),
+                         "US-CO-GA-FULTON_COUNTY"),), effective_from=date(2011, 1, 1), effective_to=None,
+                         source="GAR.csv", source_kind="official_zip", scope=("county",))
+    table_row = parse_zip5(["State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,"
+                            "EstimatedCityRate,EstimatedSpecialRate,RiskLevel",
+                            "GA,30303,ATLANTA,0.089,0.04,0.03,0.015,0.004,0"], "TAXRATES_ZIP5_GA202603.csv")
+    table = RateTable.build(load_states(), [*zip5_records(table_row), county, city], zip_directory())
+    res = table.resolve(Address(state="GA", postal_code="30303"), date(2026, 4, 15))
+    assert [(r.type, r.rate, r.source) for r in res.rows if r.type != "state"] == [
+        ("county", Decimal("0.03"), "GAR.csv"), ("city", Decimal("0.019"), "mine.csv"),
+        ("special", Decimal("0"), "mine.csv")]
+    assert sum((r.rate for r in res.rows), Decimal(0)) == Decimal("0.089")
+
+
 def test_generic_bad_rows_reported_together_with_file_and_line() -> None:
     rows = ["state,zip5,plus4_low,plus4_high,effective_from,effective_to,components",
             "GA,3120,,,2026-04-01,,county:Bibb County:0.04",
@@ -288,6 +310,16 @@ def test_generic_bad_rows_reported_together_with_file_and_line() -> None:
                  "component type 'town'", "must be in [0, 1)", "must be type:name:rate", "appears twice",
                  "effective_from 'April' is not a date"):
         assert part in text
+    scoped = ["state,zip5,plus4_low,plus4_high,effective_from,components,scope",
+              "GA,31201,,,2026-04-01,county:Bibb County:4%,town",
+              "GA,31201,,,2026-04-01,county:Bibb County:4%,city",
+              "GA,31201,0001,0099,2026-04-01,county:Bibb County:4%,county"]
+    with pytest.raises(ValidationFailed) as e:
+        parse_generic(scoped, "mine.csv")
+    assert [i.detail for i in e.value.items] == [
+        "mine.csv:2: scope type(s) town must be county, city or special",
+        "mine.csv:3: component type(s) county outside the row's scope 'city'",
+        "mine.csv:4: scope is for ZIP-level rows only (no plus4_low/plus4_high)"]
     with pytest.raises(ValidationFailed, match="mine.csv:2: unknown state 'GE'"):
         parse_generic(["state,zip5,effective_from,components", "GE,31201,2026-04-01,"], "mine.csv", states={"GA"})
     with pytest.raises(ValidationFailed, match="header lacks components"):
