@@ -21,11 +21,12 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
         "(..._CA202603.csv -> 2026-03-01). SST rate files are joined to their boundary file (--boundaries, or "
         "XXB... beside XXR...): every boundary record (z ZIP, 4 ZIP+4, a street range) keeps its own effective "
         "window; without a boundary file, their county rows are placed on each county's ZIPs, every row with "
-        "its own dates. California's CDTFA table (Location,Rate,... header) is effective from the date in its "
+        "its own dates, as records stating the county rate only (the ZIPs keep the city and district rates of "
+        "other imports; the city and district rows, which cannot be placed, are listed as warnings). California's CDTFA table (Location,Rate,... header) is effective from the date in its "
         "name (SalesTaxRates1-1-26.csv -> 2026-01-01). Levy's generic CSV (state,zip5,...,components header) is "
         "dated row by row. Every file's report is printed: rows read, ZIPs covered, ZIPs with several candidates, "
-        "anomalies (rates above the state's documented maxima, special districts above the state rate, taxes a "
-        "file names but cannot place); --strict refuses an import with anomalies. "
+        "anomalies (rates above the state's documented maxima, special districts above the state rate) and "
+        "warnings; --strict refuses an import with anomalies. "
         "Older imports are kept: a past date uses the rates in force then. "
         "Running servers pick the new rates up within LEVY_RATES_REFRESH_SECONDS.",
     )

@@ -39,6 +39,11 @@ def _records() -> list[LocalRecord]:
                     county="Hennepin", line=4, **common),  # type: ignore[arg-type]
         LocalRecord(zip5=None, components=(county,), source_kind="official_zip", county="Hennepin",
                     unincorporated=True, line=5, **common),  # type: ignore[arg-type]
+        # A partial record (only its county stated), and one stating two types.
+        LocalRecord(zip5="55402", components=(county,), source_kind="official_zip", county="Hennepin", line=6,
+                    scope=("county",), **common),  # type: ignore[arg-type]
+        LocalRecord(zip5="55402", components=(city,), source_kind="official_zip", line=7,
+                    scope=("city", "special"), **common),  # type: ignore[arg-type]
     ]
 
 
@@ -60,8 +65,9 @@ def test_records_and_report_round_trip(fresh_database_url: str) -> None:  # noqa
         finally:
             await engine.dispose()
         assert back == _records()  # every field, the components' exact rates and the street range
-        assert seen == [5]
-        assert [(i.id, i.row_count, i.report) for i in listed] == [(import_id, 5, {"rows_read": 5, "anomalies": []})]
+        assert [r.scope for r in back] == [(), (), (), (), (), ("county",), ("city", "special")]
+        assert seen == [7]
+        assert [(i.id, i.row_count, i.report) for i in listed] == [(import_id, 7, {"rows_read": 5, "anomalies": []})]
 
     asyncio.run(run())
 

@@ -12,7 +12,8 @@ Formats, told apart by content:
   the import is labelled with the quarter in the name (``2026Q2`` ->
   2026-04-01) or ``--effective-from``;
 * an SST rate file with no boundary file: its county rows placed on the ZIPs of
-  each county (:mod:`levy.rates.sst_county`), every row with its own dates;
+  each county as partial records stating the county rate only
+  (:mod:`levy.rates.sst_county`), every row with its own dates;
 * California's CDTFA table of rates by city and county (a ``Location,Rate,...``
   header, after title lines or not), effective from the date in the name
   (``SalesTaxRates1-1-26.csv`` -> 2026-01-01) or ``--effective-from``;
@@ -45,7 +46,7 @@ from levy.domain.tax.rates import ZipRateRow
 from levy.rates import cdtfa
 from levy.rates.builtin import county_names, load_local_limits, states_by_code, zip5_records, zip_counties, zip_directory
 from levy.rates.generic import looks_like_generic, parse_generic
-from levy.rates.report import Anomaly, RateReport, build_report, cdtfa_disagreements, zip_disagreements
+from levy.rates.report import RateReport, build_report, cdtfa_disagreements, zip_disagreements
 from levy.rates.sst import STATE_FIPS, SstRate, parse_sst_boundaries, parse_sst_rates, sst_records
 from levy.rates.sst_county import sst_county_records
 from levy.rates.zip5 import HEADER, effective_from_name, parse_zip5
@@ -147,7 +148,6 @@ def build(
     for f, kind, data, sha in raw:
         lines = _lines(data)
         warnings: list[str] = []
-        anomalies: list[Anomaly] = []
         if kind == "zip5":
             rows = parse_zip5(lines, f.name, effective_from)
             start = effective_from or effective_from_name(f.name)
@@ -159,7 +159,7 @@ def build(
             rates = parse_sst_rates(lines, f.name)
             pair = explicit or _pair(f, boundary_files)
             if pair is None:
-                fmt, start, records = "sst_county", on, _sst_by_county(f, rates, on, warnings, anomalies)
+                fmt, start, records = "sst_county", on, _sst_by_county(f, rates, on, warnings)
                 rows_read = len(rates)
             else:
                 bounds = parse_sst_boundaries(_lines(pair[1]), pair[0].name)
@@ -181,7 +181,7 @@ def build(
             continue  # a boundary file: read with its rate file
         report = build_report(
             f.name, records, rows_read=rows_read, states=states_by_code(),
-            limits=load_local_limits(), warnings=warnings, anomalies=anomalies,
+            limits=load_local_limits(), warnings=warnings,
         )
         # An SST import with boundaries is labelled with its quarter; the others with their records' window.
         window = (start, None) if fmt == "sst" else (report.effective_from or start, report.effective_to)
@@ -207,19 +207,19 @@ def _rows_after_header(lines: Sequence[str], header: str) -> int:
     return 0
 
 
-def _sst_by_county(
-    f: Path, rates: list[SstRate], on: date, warnings: list[str], anomalies: list[Anomaly]
-) -> list[LocalRecord]:
+def _sst_by_county(f: Path, rates: list[SstRate], on: date, warnings: list[str]) -> list[LocalRecord]:
     """An SST rate file without its boundary file: county rows on the ZIPs of each
-    county. City and special-district rows with a rate in force on or after ``on``
-    cannot be placed: an ``unplaced_local_taxes`` anomaly (the records leave those
-    taxes out); county rows naming no county of the directory: a warning."""
+    county (partial records, the county rate only). City and special-district rows
+    with a rate in force on or after ``on`` cannot be placed: an
+    ``unplaced_local_taxes`` warning (not applied; the ZIPs keep those of other
+    imports, so ``--strict`` does not refuse the file for them); county rows naming
+    no county of the directory: a warning."""
     states = sorted({STATE_FIPS[r.state_fips] for r in rates if r.state_fips in STATE_FIPS})
     counties = {z: c for st in states for z, c in zip_counties(st).items()}
     placed = sst_county_records(rates, county_names=county_names(), zip_counties=counties, source=f.name)
     if not placed.records:
         raise ValidationFailed(f"{f}: no county row of the file matches a county of the ZIP directory; nothing imported")
-    anomalies.extend(placed.anomalies(on))
+    warnings.extend(placed.unplaced_notes(on))
     warnings.extend(placed.warnings())
     return placed.records
 

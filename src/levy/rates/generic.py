@@ -14,7 +14,10 @@ Required: ``state``, ``zip5``, ``effective_from``, ``components``. Optional:
 ``primary`` (``yes``/``no``, ``true``/``false``, ``1``/``0``),
 ``effective_to`` (inclusive; empty: open-ended), ``source_kind``
 (``official_address``, ``official_zip`` or ``estimated``; default: the one the
-import is given).
+import is given), ``scope`` (the component types the row states, separated by
+``;``, e.g. ``city;special``: a partial record, laid over the ZIP's other
+records for those types only; empty: the row states every type; only on rows
+without a ZIP+4 range).
 
 ``components``: ``type:name:rate`` items separated by ``;``, ``type`` one of
 ``county``, ``city``, ``special``; the rate a fraction (``0.0125``) or a
@@ -39,7 +42,7 @@ from levy.domain.tax.rates import slug
 from levy.rates.headed import Columns, parse_headed_csv
 
 REQUIRED = ("state", "zip5", "effective_from", "components")
-OPTIONAL = ("plus4_low", "plus4_high", "city", "county", "primary", "effective_to", "source_kind")
+OPTIONAL = ("plus4_low", "plus4_high", "city", "county", "primary", "effective_to", "source_kind", "scope")
 CODE_PREFIX: dict[str, str] = {"county": "CO", "city": "CI", "special": "SP"}
 _TRUE = {"yes", "true", "1", "y"}
 _FALSE = {"no", "false", "0", "n", ""}
@@ -108,10 +111,14 @@ def _record(rec: list[str], columns: Columns, source: str, line_no: int, default
     kind = cell("source_kind") or default_kind
     if kind not in SOURCE_PRECEDENCE:
         raise ValueError(f"source_kind must be one of {', '.join(SOURCE_PRECEDENCE)}, not {kind!r}")
+    components = _components(cell("components"), state)
+    scope = _scope(cell("scope"), components)
+    if scope and low is not None:
+        raise ValueError("scope is for ZIP-level rows only (no plus4_low/plus4_high)")
     return LocalRecord(
         state=state,
         zip5=zip5,
-        components=_components(cell("components"), state),
+        components=components,
         effective_from=start,
         effective_to=end,
         source=source,
@@ -122,7 +129,20 @@ def _record(rec: list[str], columns: Columns, source: str, line_no: int, default
         plus4_high=high,
         primary=primary in _TRUE,
         line=line_no,
+        scope=scope,
     )
+
+
+def _scope(text: str, components: tuple[Component, ...]) -> tuple[JurisdictionType, ...]:
+    """The types of a ``scope`` cell (``city;special``), in county, city, special order."""
+    named = {t.strip().lower() for t in text.split(";") if t.strip()}
+    unknown = sorted(named - CODE_PREFIX.keys())
+    if unknown:
+        raise ValueError(f"scope type(s) {', '.join(unknown)} must be county, city or special")
+    outside = sorted({c.type for c in components} - named) if named else []
+    if outside:
+        raise ValueError(f"component type(s) {', '.join(outside)} outside the row's scope {text!r}")
+    return tuple(cast(JurisdictionType, t) for t in CODE_PREFIX if t in named)
 
 
 def _components(text: str, state: str) -> tuple[Component, ...]:

@@ -15,13 +15,14 @@ Anomalies (``--strict`` refuses an import that has any):
   state's documented maximum combined rate;
 * ``special_above_state``: a special-district component above the state rate
   (estimated ZIP tables fold districts such as tribal lands into whole ZIPs,
-  giving combined rates near 17%);
-* ``unplaced_local_taxes`` (made by the importer, see
-  :mod:`levy.rates.sst_county`): city or special-district taxes in force that
-  the file names but cannot place on ZIPs, so its records leave them out.
+  giving combined rates near 17%).
 
 One anomaly per source line and kind, with the number of ZIPs (or places) it
-touches. Warnings (never refused) say what else the import could not do.
+touches. Warnings (never refused) say what else the import could not do, e.g.
+``unplaced_local_taxes`` (made by the importer, see
+:mod:`levy.rates.sst_county`): city or special-district taxes in force that an
+SST file without boundaries names but cannot place on ZIPs (not applied; its
+partial records leave the ZIPs' other city and district rates in place).
 
 Disagreements with what is already imported: for California's CDTFA table,
 :func:`cdtfa_disagreements` lists the ZIP-level records whose local rate
@@ -78,11 +79,12 @@ class Disagreement:
     table_rate: Decimal  # local rate of the record already imported
     table_source: str
     label: str = "CDTFA"  # how the printed report names the file imported
+    what: str = "local"  # the component types compared: "local" (all of them), "county", ...
 
     def text(self) -> str:
         return (
-            f"ZIP {self.zip5} ({self.place}): {self.label} local {pct(self.rate)}, "
-            f"{self.table_source} local {pct(self.table_rate)}"
+            f"ZIP {self.zip5} ({self.place}): {self.label} {self.what} {pct(self.rate)}, "
+            f"{self.table_source} {self.what} {pct(self.table_rate)}"
         )
 
 
@@ -149,10 +151,9 @@ def build_report(
     limits: Mapping[str, LocalLimit],
     warnings: Iterable[str] = (),
     disagreements: Iterable[Disagreement] = (),
-    anomalies: Iterable[Anomaly] = (),
 ) -> RateReport:
-    """The report of one file; ``anomalies``: those the importer found itself
-    (added to the rate checks of :func:`find_anomalies`)."""
+    """The report of one file: its figures, the rate checks of :func:`find_anomalies`,
+    the importer's ``warnings``."""
     zip_keys: dict[str, set[tuple[str | None, str | None]]] = {}
     places = 0
     for r in records:
@@ -176,7 +177,7 @@ def build_report(
         effective_from=min(starts) if starts else None,
         effective_to=None if open_ended or not ends else max(ends),
         source_kinds=tuple(sorted({r.source_kind for r in records})),
-        anomalies=(*find_anomalies(records, states, limits), *anomalies),
+        anomalies=tuple(find_anomalies(records, states, limits)),
         warnings=tuple(warnings),
         disagreements=tuple(disagreements),
     )
@@ -262,7 +263,8 @@ def zip_disagreements(
 ) -> list[Disagreement]:
     """ZIPs where the new file's default ZIP-level record in force on ``on`` (its
     primary one, else its first) has another local rate than a ZIP-level record
-    of another source in force that day."""
+    of another source in force that day: compared on the component types both
+    records state (a partial record's ``scope``, e.g. the county rate only)."""
     mine: dict[tuple[str, str], LocalRecord] = {}
     for r in new:
         if r.zip5 is not None and r.plus4_low is None and r.street is None and r.covers(on):
@@ -274,9 +276,30 @@ def zip_disagreements(
         if rec.zip5 is None or rec.plus4_low is not None or rec.street is not None or not rec.covers(on):
             continue
         m = mine.get((rec.state, rec.zip5))
-        if m is not None and m.source != rec.source and m.local_rate != rec.local_rate:
-            out.append(Disagreement(rec.zip5, m.county or m.city or "", m.local_rate, rec.local_rate, rec.source, label))
+        if m is None or m.source == rec.source:
+            continue
+        types = _compared_types(m, rec)
+        if types == ():
+            continue
+        rate, theirs = _rate_of(m, types), _rate_of(rec, types)
+        if rate != theirs:
+            what = " and ".join(types) if types else "local"
+            out.append(Disagreement(rec.zip5, m.county or m.city or "", rate, theirs, rec.source, label, what))
     return sorted(out, key=lambda d: d.zip5)
+
+
+def _compared_types(a: LocalRecord, b: LocalRecord) -> tuple[str, ...] | None:
+    """The component types both records state: None for every type (two full
+    records), () for none in common."""
+    if not a.scope or not b.scope:
+        return a.scope or b.scope or None
+    return tuple(t for t in a.scope if t in b.scope)
+
+
+def _rate_of(r: LocalRecord, types: tuple[str, ...] | None) -> Decimal:
+    if types is None:
+        return r.local_rate
+    return sum((c.rate for c in r.components if c.type in types), _ZERO)
 
 
 def _where(r: LocalRecord) -> str:

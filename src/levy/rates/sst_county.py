@@ -9,8 +9,10 @@ FIPS code gives the county's name (the Census county list shipped in
 county (or counties). So:
 
 * every county row (type ``00``) becomes, for each ZIP of that county, one
-  ``official_zip`` :class:`LocalRecord` with one ``county`` component, for the
-  row's own dates (a county whose rate changes on 2026-04-01 gets two records
+  ``official_zip`` :class:`LocalRecord` with one ``county`` component and
+  ``scope=("county",)``: a partial record, stating the county rate only, so
+  the rate table lays it over the ZIP's other candidates (their city and
+  special-district components stay), for the row's own dates (a county whose rate changes on 2026-04-01 gets two records
   per ZIP, one ending 2026-03-31 and one from 2026-04-01);
 * a ZIP the directory puts in several counties gets one candidate per county,
   the first (the directory's own county) ``primary``;
@@ -18,7 +20,8 @@ county (or counties). So:
   data;
 * city (``01``) and special-district (``63``) rows cannot be placed without
   the boundary file: they are returned apart, so the import report can list
-  those still in force (their rates are NOT in the records).
+  those still in force as warnings (their rates are NOT in the records; the
+  ZIPs keep those of other imports).
 
 County names are compared as the rate table compares them
 (:func:`~levy.domain.tax.place_names.normalise_county`: ``DeKalb`` and
@@ -37,7 +40,7 @@ from levy.domain.errors import ValidationFailed
 from levy.domain.tax.local_rates import Component, LocalRecord
 from levy.domain.tax.place_names import normalise_county
 from levy.domain.tax.rates import slug
-from levy.rates.report import Anomaly, pct
+from levy.rates.report import pct
 from levy.rates.sst import STATE_FIPS, SstRate
 
 @dataclass(frozen=True)
@@ -46,15 +49,15 @@ class CountyPlacement:
     unplaced: list[SstRate]  # city and special-district rows (no boundary file to place them)
     unmatched_counties: list[SstRate]  # county rows whose FIPS code names no county of the ZIP directory
 
-    def anomalies(self, on: date) -> list[Anomaly]:
-        """One ``unplaced_local_taxes`` anomaly per city or special-district row with
-        a rate in force on or after ``on`` (the file's quarter): the records leave it out."""
+    def unplaced_notes(self, on: date) -> list[str]:
+        """One ``unplaced_local_taxes`` warning per city or special-district row with a
+        rate in force on or after ``on`` (the file's quarter): not applied, and nothing
+        lost (the partial records leave each ZIP's other city and district rates)."""
         return [
-            Anomaly(
-                "unplaced_local_taxes", STATE_FIPS.get(r.state_fips, r.state_fips), f"{r.type} {r.jurisdiction_fips}",
-                r.line, f"{pct(r.general_intrastate)} in force from {r.effective_from.isoformat()} cannot be placed "
-                "on ZIPs without the boundary file: left out of these records",
-            )
+            f"unplaced_local_taxes: line {r.line}: {STATE_FIPS.get(r.state_fips, r.state_fips)} {r.type} "
+            f"{r.jurisdiction_fips}: {pct(r.general_intrastate)} in force from {r.effective_from.isoformat()} cannot "
+            "be placed on ZIPs without the boundary file: not applied (the records state county rates only; "
+            "each ZIP keeps the city and special-district rates of its other imports)"
             for r in self.unplaced
             if r.general_intrastate > 0 and (r.effective_to is None or r.effective_to >= on)
         ]
@@ -119,6 +122,7 @@ def sst_county_records(
                     county=name,
                     primary=primary,
                     line=r.line,
+                    scope=("county",),
                 )
             )
     return CountyPlacement(records, unplaced, unmatched)

@@ -115,6 +115,7 @@ def _record_row(import_id: str, r: LocalRecord, encoded: dict[tuple[Component, .
         "source": r.source[:500],
         "source_kind": r.source_kind,
         "line": r.line,
+        "scope": ",".join(r.scope) or None,
     }
 
 
@@ -198,6 +199,7 @@ async def all_records(conn: AsyncConnection) -> list[LocalRecord | ZipRateRow]:
                 primary=r.is_primary,
                 unincorporated=r.unincorporated,
                 line=r.line,
+                scope=one(tuple(r.scope.split(","))) if r.scope else (),
             )
         )
     return out

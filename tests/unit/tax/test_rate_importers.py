@@ -158,9 +158,32 @@ def test_ga_county_rate_changes_on_2026_04_01_which_the_march_zip_table_lacks() 
     res = table.resolve(Address(state="GA", postal_code="31201"), date(2026, 4, 1))
     county = [r for r in res.rows if r.type == "county"]
     assert [(r.code, r.name, r.source) for r in county] == [("US-CO-GA-BIBB_COUNTY", "Bibb County", GA.name)]
+    assert res.how == ("resolved by ZIP 31201 (estimated: TAXRATES_ZIP5_GA202603.csv line 653); county rate from "
+                       "official_zip: GAR2026Q2FEB19.csv line 47 over the estimated record's")
     # Every dated row is kept: line 45 (2022-01-01..2025-09-30) had 4%, line 44 (2012-04-01..2021-12-31) 3%.
     assert _rates(table, date(2023, 6, 1), state="GA", postal_code="31201")[0] == Decimal("0.08")
     assert _rates(table, date(2021, 6, 1), state="GA", postal_code="31201")[0] == Decimal("0.07")
+
+
+@needs
+def test_atlanta_keeps_its_city_and_district_taxes_under_the_official_county_rate() -> None:
+    # TAXRATES_ZIP5_GA202603.csv line 233: GA,30303,ATLANTA,0.089000,0.04,0.03,0.015,0.004 (state, county, city,
+    # special); the ZIP directory puts 30303 in Fulton County. GAR2026Q2FEB19.csv line 165: 13,00,121,0.03 from
+    # 2011-01-01, open-ended (Fulton County, FIPS 13121). The SST file's county record states the county only, so:
+    # 4% state + 3% Fulton (SST) + 1.5% Atlanta + 0.4% district = 8.9% (the county-only record alone gave 7%).
+    table = _ga_table(with_zip_table=True)
+    for on in (date(2026, 3, 31), date(2026, 4, 1)):
+        res = table.resolve(Address(state="GA", postal_code="30303"), on)
+        assert sum((r.rate for r in res.rows), Decimal(0)) == Decimal("0.089") and res.level == "zip5"
+        assert [(r.type, r.rate, r.source) for r in res.rows if r.type != "state"] == [
+            ("county", Decimal("0.03"), GA.name), ("city", Decimal("0.015"), "TAXRATES_ZIP5_GA202603.csv"),
+            ("special", Decimal("0.004"), "TAXRATES_ZIP5_GA202603.csv")]
+        assert res.how.endswith("county rate from official_zip: GAR2026Q2FEB19.csv line 165 over the estimated record's")
+    # The SST file alone: Fulton's 3% with the state, and the rows say the city and district rates are missing.
+    alone = _ga_table(with_zip_table=False).resolve(Address(state="GA", postal_code="30303"), date(2026, 4, 1))
+    assert sum((r.rate for r in alone.rows), Decimal(0)) == Decimal("0.07")
+    assert alone.how == ("resolved by ZIP 30303: county rate from official_zip: GAR2026Q2FEB19.csv line 165; the city "
+                         "and special-district rates are not in the imported data")
 
 
 @needs
@@ -173,15 +196,18 @@ def test_sst_county_records_by_hand() -> None:
     assert len(bibb) == 110 and len({r.zip5 for r in bibb}) == 22
     assert sorted({(r.line, r.effective_from, r.effective_to) for r in bibb})[-2:] == [
         (46, date(2025, 10, 1), date(2026, 3, 31)), (47, date(2026, 4, 1), None)]
-    assert all(r.primary and r.source_kind == "official_zip" for r in bibb)
+    assert all(r.primary and r.source_kind == "official_zip" and r.scope == ("county",) for r in bibb)
     assert bibb[0].components[0].authority == "SST-13-county-021"
     # The 12 city rows (type 01) and 4 special rows (type 63) cannot be placed without the boundary file.
     assert len(placed.unplaced) == 16 and {r.type for r in placed.unplaced} == {"city", "special"}
     assert placed.unmatched_counties == [] and placed.warnings() == []
     # 9 of them have a rate in force on or after 2026-04-01 (lines 6, 9-15, 17; line 16 is 0%); from 2022-07-01
     # also lines 5 and 8 (1.5% until 2022-09-30).
-    assert [a.line for a in placed.anomalies(date(2026, 4, 1))] == [6, 9, 10, 11, 12, 13, 14, 15, 17]
-    assert [a.line for a in placed.anomalies(date(2022, 7, 1))] == [5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 17]
+    def lines(on: date) -> list[str]:
+        return [note.split(": ")[1] for note in placed.unplaced_notes(on)]
+
+    assert lines(date(2026, 4, 1)) == [f"line {n}" for n in (6, 9, 10, 11, 12, 13, 14, 15, 17)]
+    assert lines(date(2022, 7, 1)) == [f"line {n}" for n in (5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 17)]
 
 
 @needs
@@ -192,6 +218,15 @@ def test_wisconsin_milwaukee_county_from_the_sst_file() -> None:
     # WIR2026Q2FEB18.csv line 49: 55,00,079,0.005 until 2023-12-31; line 50: 0.009 from 2024-01-01. State 5%.
     assert _rates(table, date(2023, 6, 1), state="WI", postal_code="53202")[0] == Decimal("0.055")
     assert _rates(table, date(2026, 4, 15), state="WI", postal_code="53202")[0] == Decimal("0.059")
+    # With the March WI table (line 152: WI,53202,MILWAUKEE,0.079 = 5% state + 0.9% county + 2% city) the city's
+    # 2% stays: 5% + 0.9% (WIR line 50) + 2% = 7.9%.
+    with open(ZIP5_DIR / "TAXRATES_ZIP5_WI202603.csv", encoding="utf-8") as f:
+        estimated = zip5_records(parse_zip5(f, "TAXRATES_ZIP5_WI202603.csv"))
+    table = RateTable.build(load_states(), [*estimated, *placed.records], zip_directory())
+    res = table.resolve(Address(state="WI", postal_code="53202"), date(2026, 4, 15))
+    assert sum((r.rate for r in res.rows), Decimal(0)) == Decimal("0.079")
+    assert [(r.type, r.source) for r in res.rows if r.type != "state"] == [
+        ("county", WI.name), ("city", "TAXRATES_ZIP5_WI202603.csv")]
 
 
 def test_a_zip_in_two_counties_gets_one_candidate_per_county() -> None:
@@ -235,6 +270,28 @@ def test_generic_rows_by_hand() -> None:
     assert addr.source_kind == "official_address"
 
 
+def test_generic_scope_makes_a_partial_record() -> None:
+    [city, full] = parse_generic([
+        "state,zip5,effective_from,components,scope",
+        "GA,30303,2026-04-01,city:Atlanta:1.9%;special:MOST:0, Special ; CITY",
+        "GA,30303,2026-04-01,county:Fulton County:3%,"], "mine.csv")
+    assert (city.scope, full.scope) == (("city", "special"), ())
+    # With the SST county-only record and the March table: county 3% (SST) + city 1.9% and special 0% (this
+    # file, official_zip over the table's estimated 1.5% and 0.4%) = 4.9% local, 8.9% with the state's 4%.
+    county = LocalRecord(state="GA", zip5="30303", components=(Component("county", "Fulton County", Decimal("0.03"),
+                         "US-CO-GA-FULTON_COUNTY"),), effective_from=date(2011, 1, 1), effective_to=None,
+                         source="GAR.csv", source_kind="official_zip", scope=("county",))
+    table_row = parse_zip5(["State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,"
+                            "EstimatedCityRate,EstimatedSpecialRate,RiskLevel",
+                            "GA,30303,ATLANTA,0.089,0.04,0.03,0.015,0.004,0"], "TAXRATES_ZIP5_GA202603.csv")
+    table = RateTable.build(load_states(), [*zip5_records(table_row), county, city], zip_directory())
+    res = table.resolve(Address(state="GA", postal_code="30303"), date(2026, 4, 15))
+    assert [(r.type, r.rate, r.source) for r in res.rows if r.type != "state"] == [
+        ("county", Decimal("0.03"), "GAR.csv"), ("city", Decimal("0.019"), "mine.csv"),
+        ("special", Decimal("0"), "mine.csv")]
+    assert sum((r.rate for r in res.rows), Decimal(0)) == Decimal("0.089")
+
+
 def test_generic_bad_rows_reported_together_with_file_and_line() -> None:
     rows = ["state,zip5,plus4_low,plus4_high,effective_from,effective_to,components",
             "GA,3120,,,2026-04-01,,county:Bibb County:0.04",
@@ -253,6 +310,16 @@ def test_generic_bad_rows_reported_together_with_file_and_line() -> None:
                  "component type 'town'", "must be in [0, 1)", "must be type:name:rate", "appears twice",
                  "effective_from 'April' is not a date"):
         assert part in text
+    scoped = ["state,zip5,plus4_low,plus4_high,effective_from,components,scope",
+              "GA,31201,,,2026-04-01,county:Bibb County:4%,town",
+              "GA,31201,,,2026-04-01,county:Bibb County:4%,city",
+              "GA,31201,0001,0099,2026-04-01,county:Bibb County:4%,county"]
+    with pytest.raises(ValidationFailed) as e:
+        parse_generic(scoped, "mine.csv")
+    assert [i.detail for i in e.value.items] == [
+        "mine.csv:2: scope type(s) town must be county, city or special",
+        "mine.csv:3: component type(s) county outside the row's scope 'city'",
+        "mine.csv:4: scope is for ZIP-level rows only (no plus4_low/plus4_high)"]
     with pytest.raises(ValidationFailed, match="mine.csv:2: unknown state 'GE'"):
         parse_generic(["state,zip5,effective_from,components", "GE,31201,2026-04-01,"], "mine.csv", states={"GA"})
     with pytest.raises(ValidationFailed, match="header lacks components"):
@@ -339,6 +406,23 @@ def test_zip_disagreements_by_hand() -> None:
     assert zip_disagreements(new, table, date(2026, 3, 15), "GAR.csv") == []
 
 
+def test_zip_disagreements_of_a_county_only_record_compare_the_county_rate() -> None:
+    fulton, atlanta = _c("county", "Fulton County", "0.03"), _c("city", "Atlanta", "0.015")
+    district = _c("special", "Atlanta special district", "0.004")
+    common: dict[str, object] = dict(state="GA", effective_from=date(2026, 3, 1), effective_to=None, primary=True,
+                                     county="Fulton County")
+    new = [LocalRecord(zip5="30303", components=(fulton,), source="GAR.csv", source_kind="official_zip",
+                       scope=("county",), **common),  # type: ignore[arg-type]
+           LocalRecord(zip5="30305", components=(_c("county", "Fulton County", "0.04"),), source="GAR.csv",
+                       source_kind="official_zip", scope=("county",), **common)]  # type: ignore[arg-type]
+    table = [LocalRecord(zip5=z, components=(fulton, atlanta, district), source="ZIP5.csv", source_kind="estimated",
+                         **common) for z in ("30303", "30305")]  # type: ignore[arg-type]
+    # 30303: county 3% both (the table's 1.5% + 0.4% city and district are not the SST file's to compare): agrees.
+    # 30305: SST county 4%, table county 3%.
+    [d] = zip_disagreements(new, table, date(2026, 4, 1), "GAR.csv")
+    assert d.text() == "ZIP 30305 (Fulton County): GAR.csv county 4%, ZIP5.csv county 3%"
+
+
 def test_cdtfa_disagreements_by_hand() -> None:
     cdtfa = parse_cdtfa(["Location,Rate,County,Type,Notes", "Los Angeles,0.0975,Los Angeles,City",
                          "Los Angeles County,0.1025,Los Angeles,County"], "SalesTaxRates1-1-26.csv", base_rate=CA_BASE)
@@ -396,16 +480,18 @@ def test_build_tells_the_formats_apart_and_reports_on_the_real_files() -> None:
     assert cleaned.report is not None and (cleaned.report["rows_read"], cleaned.report["places"]) == (546, 541)
     # GA alone: 449 rate rows; county rows placed on 970 ZIPs; of its 16 city/special rows, 9 have a rate in force
     # on or after 2026-04-01 (Q2): 6 city rows (lines 6, 9, 10-13) and specials 00060, 00044, 99999 (lines 14, 15,
-    # 17; line 16, 00031, is 0%): one unplaced_local_taxes anomaly each.
+    # 17; line 16, 00031, is 0%): one unplaced_local_taxes warning each, not an anomaly (the county records are
+    # partial: each ZIP keeps the city and district rates of its other imports, nothing is lost).
     assert ga.rate_report is not None
     assert (ga.rate_report.rows_read, ga.rate_report.records, ga.rate_report.zips_covered) == (449, 2297, 970)
     assert ga.effective_from == date(2011, 1, 1) and ga.effective_to is None
-    assert [(a.kind, a.line) for a in ga.rate_report.anomalies] == [
-        ("unplaced_local_taxes", n) for n in (6, 9, 10, 11, 12, 13, 14, 15, 17)]
-    assert ga.rate_report.anomalies[0].text() == (
-        "line 6: GA city 04000: 1.9% in force from 2022-10-01 cannot be placed on ZIPs without the boundary file: "
-        "left out of these records")
-    assert ga.rate_report.warnings == ()
+    assert ga.rate_report.anomalies == ()
+    assert [w.split(": ")[:2] for w in ga.rate_report.warnings] == [
+        ["unplaced_local_taxes", f"line {n}"] for n in (6, 9, 10, 11, 12, 13, 14, 15, 17)]
+    assert ga.rate_report.warnings[0] == (
+        "unplaced_local_taxes: line 6: GA city 04000: 1.9% in force from 2022-10-01 cannot be placed on ZIPs without "
+        "the boundary file: not applied (the records state county rates only; each ZIP keeps the city and "
+        "special-district rates of its other imports)")
     # The estimated CA table: one record per ZIP, 3 anomalies on line 616 (see above).
     assert ca.rate_report is not None and ca.rate_report.source_kinds == ("estimated",)
     assert len(ca.rate_report.anomalies) == 3

@@ -25,6 +25,14 @@ Only records in force on the date count. Among those matching at one level,
 ``official_address`` beats ``official_zip`` beats ``estimated``
 (:data:`SOURCE_PRECEDENCE`); for the ZIP default a ``primary`` record next;
 then the later ``effective_from`` (a newer edition), then the newer import.
+
+A *partial* ZIP-level record (``scope`` names the component types it states,
+e.g. only ``county``) is never a candidate while the ZIP has a full one: once
+the full candidate is chosen at any level, each component type of a partial
+record in force on the date whose source kind ranks HIGHER than the chosen
+candidate's replaces the candidate's components of that type (the best-ranked
+partial record per type). A ZIP with only partial records resolves with them
+alone, at ``zip5``, and says which types the data lacks.
 A city matching nothing falls back to the ZIP default, never an error. Older imports' dated records are kept, so a past date
 resolves with the rates in force on that date.
 """
@@ -112,9 +120,21 @@ class LocalRecord:
     primary: bool = False
     unincorporated: bool = False
     line: int = 0
+    # The component types the record states (a partial record, e.g. ("county",)
+    # from an SST rate file placed by county); empty: every local component (a
+    # full record). Only ZIP-level records may be partial.
+    scope: tuple[JurisdictionType, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.scope and (self.zip5 is None or self.plus4_low is not None or self.street is not None):
+            raise ValueError("only a ZIP-level record may state some component types (scope)")
 
     def covers(self, on: date) -> bool:
         return within(on, self.effective_from, self.effective_to)
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.scope)
 
     @property
     def local_rate(self) -> Decimal:

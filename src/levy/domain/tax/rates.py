@@ -220,6 +220,8 @@ class _ZipEntry:
     plus4: _Plus4Ranges | None = None
     # By street name (as parse_line1 gives it): the ranges, normalised the same way.
     streets: Mapping[str, tuple[tuple[_Candidate, StreetRange], ...]] = field(default_factory=lambda: _NO_STREETS)
+    # Partial ZIP-level records (LocalRecord.scope): laid over the chosen candidate, never one themselves.
+    partial: tuple[_Candidate, ...] = ()
 
 
 _EMPTY_ZIP = _ZipEntry()
@@ -272,6 +274,7 @@ class RateTable:
     @classmethod
     def _index(cls, smap: dict[str, StateInfo], records: list[LocalRecord], directory: dict[str, ZipPlace]) -> RateTable:
         zip_level: dict[tuple[str, str], list[_Candidate]] = {}
+        partial: dict[tuple[str, str], list[_Candidate]] = {}
         plus4: dict[tuple[str, str], list[_Candidate]] = {}
         streets: dict[tuple[str, str], dict[str, list[tuple[_Candidate, StreetRange]]]] = {}
         places: dict[tuple[str, str], list[_Candidate]] = {}
@@ -299,15 +302,18 @@ class RateTable:
                 streets.setdefault((r.state, r.zip5), {}).setdefault(rng.street, []).append((cand, rng))
             elif r.plus4_low is not None:
                 plus4.setdefault((r.state, r.zip5), []).append(cand)
+            elif r.scope:
+                partial.setdefault((r.state, r.zip5), []).append(cand)
             else:
                 zip_level.setdefault((r.state, r.zip5), []).append(cand)
         zips: dict[tuple[str, str], _ZipEntry] = {}
-        for key in zip_level.keys() | plus4.keys() | streets.keys():
+        for key in zip_level.keys() | plus4.keys() | streets.keys() | partial.keys():
             zips[key] = _ZipEntry(
                 _best_first(zip_level.get(key, [])),
                 _Plus4Ranges.of(_best_first(plus4.get(key, []))),
                 {name: _best_first(ranges, _range_rank) for name, ranges in streets[key].items()}
                 if key in streets else _NO_STREETS,
+                _best_first(partial[key]) if key in partial else (),
             )
         return cls(
             states=smap,
@@ -400,7 +406,8 @@ class RateTable:
             local_missing = info.has_local_taxes
         elif info.has_local_taxes:
             county = place.county if place is not None and place.state == state else None
-            found = self._local(state, zip5, plus4, address, county, entry or _EMPTY_ZIP, on)
+            entry = entry or _EMPTY_ZIP
+            found = _with_partial(self._local(state, zip5, plus4, address, county, entry, on), entry.partial, zip5, on)
             if found is None:
                 local_missing = True
                 how = f"ZIP {zip5}: no local record"
@@ -408,8 +415,8 @@ class RateTable:
                     f"local rates for ZIP {zip5} are not loaded for {on.isoformat()}: local taxes missing, only state-level tax calculated"
                 )
             else:
-                level, how, cand = found
-                rows.extend(cand.rows)
+                level, how, local_rows = found
+                rows.extend(local_rows)
         else:
             level, how = "zip5", f"resolved by ZIP {zip5}: {info.name} has no local sales taxes"
         return Resolution(state, tuple(rows), tuple(details), True, "US", local_missing, level, how)
@@ -473,6 +480,58 @@ class RateTable:
                 return (f"resolved by county: '{city}' is not an incorporated city of the data, so the unincorporated "
                         f"area of {county} ({_source(cand)})", cand)
         return None
+
+
+_TYPE_ORDER = {"county": 0, "city": 1, "special": 2}
+_TYPE_WORDS = {"county": "county", "city": "city", "special": "special-district"}
+
+
+def _with_partial(
+    found: tuple[ResolutionLevel, str, _Candidate] | None, partial: tuple[_Candidate, ...], zip5: str, on: date
+) -> tuple[ResolutionLevel, str, tuple[JurisdictionRate, ...]] | None:
+    """The local rows of ``found`` (the full candidate chosen, if any) with the ZIP's
+    partial records in force on ``on`` laid over them: for each component type, the
+    best-ranked partial record stating it replaces the candidate's components of
+    that type when its source kind ranks higher. Without a full candidate the
+    partial records alone, at ``zip5``, saying which types the data lacks."""
+    if not partial:
+        return None if found is None else (found[0], found[1], found[2].rows)
+    by_type: dict[str, _Candidate] = {}
+    for cand in partial:  # best first
+        if cand.record.covers(on):
+            for kind in cand.record.scope:
+                by_type.setdefault(kind, cand)
+    if found is None:
+        if not by_type:
+            return None
+        missing = [_TYPE_WORDS[k] for k in _TYPE_ORDER if k not in by_type]
+        how = f"resolved by ZIP {zip5}: {_over(by_type)}"
+        if missing:
+            how += f"; the {' and '.join(missing)} rates are not in the imported data"
+        return "zip5", how, _rows_of(by_type)
+    level, how, chosen = found
+    floor = SOURCE_PRECEDENCE.get(chosen.record.source_kind, 0)
+    over = {k: c for k, c in by_type.items() if SOURCE_PRECEDENCE.get(c.record.source_kind, 0) > floor}
+    if not over:
+        return level, how, chosen.rows
+    kept = [row for row in chosen.rows if row.type not in over]
+    rows = sorted([*kept, *_rows_of(over)], key=lambda row: _TYPE_ORDER.get(row.type, 3))
+    return level, f"{how}; {_over(over)} over the {chosen.record.source_kind} record's", tuple(rows)
+
+
+def _rows_of(by_type: Mapping[str, _Candidate]) -> tuple[JurisdictionRate, ...]:
+    """Each type's rows from the partial record chosen for it, county first."""
+    return tuple(row for kind in sorted(by_type, key=_TYPE_ORDER.__getitem__) for row in by_type[kind].rows
+                 if row.type == kind)
+
+
+def _over(by_type: Mapping[str, _Candidate]) -> str:
+    """"county rate from official_zip: GAR2026Q2FEB19.csv line 165", one clause per partial record."""
+    clauses: dict[int, tuple[_Candidate, list[str]]] = {}
+    for kind in sorted(by_type, key=_TYPE_ORDER.__getitem__):
+        cand = by_type[kind]
+        clauses.setdefault(id(cand), (cand, []))[1].append(_TYPE_WORDS[kind])
+    return ", ".join(f"{' and '.join(words)} rate from {_source(cand)}" for cand, words in clauses.values())
 
 
 def _rank(cand: _Candidate) -> tuple[int, bool, date]:

@@ -182,6 +182,8 @@ local_rates = Table(
     # official_address | official_zip | estimated
     Column("source_kind", String(16), nullable=False),
     Column("line", Integer(), nullable=False),
+    # A partial record's component types, comma-joined ("county"); NULL: a full record.
+    Column("scope", String(40), nullable=True),
     Index(None, "import_id"),
 )
 

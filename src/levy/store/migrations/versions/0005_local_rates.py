@@ -44,6 +44,7 @@ def upgrade() -> None:
         sa.Column("source", sa.String(length=500), nullable=False),
         sa.Column("source_kind", sa.String(length=16), nullable=False),
         sa.Column("line", sa.Integer(), nullable=False),
+        sa.Column("scope", sa.String(length=40), nullable=True),
         sa.ForeignKeyConstraint(["import_id"], ["rate_imports.id"], name=op.f("fk_local_rates_import_id_rate_imports")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_local_rates")),
     )
