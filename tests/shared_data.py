@@ -12,3 +12,4 @@ SHARED = Path(os.environ.get("LEVY_SHARED_DIR") or ROOT.parent / "shared")
 RATES = SHARED / "data" / "rates"
 ZIP5_DIR = RATES / "zip5-2026-03"
 SST_DIR = RATES / "sst-2026q2"
+CDTFA_DIR = RATES / "cdtfa-ca-2026-01-01"
