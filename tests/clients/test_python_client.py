@@ -303,3 +303,36 @@ def test_retry_rules() -> None:
     with pytest.raises(ApiError) as err:
         bounded.outcome(answer(429, **{"Retry-After": "0"}))
     assert err.value.status == 429
+
+
+def test_grpc_helper_adds_an_idempotency_key_to_the_writes_that_take_one(server: LevyServer, tenant: Tenant) -> None:
+    from levy_client.rpc import _Metadata
+
+    seen: dict[str, list[tuple[str, str]]] = {}
+
+    class Details:
+        timeout = credentials = wait_for_ready = compression = None
+
+        def __init__(self, method: str, metadata: list[tuple[str, str]] | None = None) -> None:
+            self.method, self.metadata = method, metadata
+
+    def continuation(details: Any, request: Any) -> None:
+        seen[details.method] = list(details.metadata)
+
+    interceptor = _Metadata([("x-api-key", "k"), ("service-version", SERVICE_VERSION)])
+    interceptor.intercept_unary_unary(continuation, Details("/levy.v1.CustomerService/CreateCustomer"), None)
+    interceptor.intercept_unary_unary(continuation, Details("/levy.v1.ProductService/CreateProduct"), None)
+    interceptor.intercept_unary_unary(continuation, Details("/levy.v1.TransactionService/CreateTransaction",
+                                                            [("idempotency-key", "mine")]), None)
+    assert [k for k, _ in seen["/levy.v1.CustomerService/CreateCustomer"]] == \
+        ["x-api-key", "service-version", "idempotency-key"]
+    assert "idempotency-key" not in dict(seen["/levy.v1.ProductService/CreateProduct"])
+    assert dict(seen["/levy.v1.TransactionService/CreateTransaction"])["idempotency-key"] == "mine"
+
+    # a key the caller chooses reaches the server: the same key replays the same customer
+    with channel(server.grpc_target, tenant.key) as ch:
+        stub = customers_pb2_grpc.CustomerServiceStub(ch)
+        request = customers_pb2.CreateCustomerRequest(customer=customers_pb2.Customer(source_id="g-idem"))
+        first = stub.CreateCustomer(request, metadata=[("idempotency-key", "k-1")])
+        again = stub.CreateCustomer(request, metadata=[("idempotency-key", "k-1")])
+    assert first.id == again.id
