@@ -59,6 +59,21 @@ def test_service_version_is_one_type(generated: Any) -> None:
     assert not [p.name for p in folder.glob("*_service_version.py")]
 
 
+def test_fields_always_in_responses_are_not_optional(generated: Any) -> None:
+    """Fields the spec requires in a response (2.1: id, source_id, source,
+    source_account_id, created_at, updated_at) are plain values in the generated
+    models; the ones a response may leave null stay optional (set_in_responses)."""
+    models = generated.module("models")
+    customer = models.Customer.__annotations__
+    assert {k: customer[k] for k in ("source_id", "source", "source_account_id", "created_at", "updated_at")} == {
+        "source_id": "str", "source": "str", "source_account_id": "str",
+        "created_at": "datetime.datetime", "updated_at": "datetime.datetime"}
+    assert customer["name"] == "None | str"
+    assert models.Product.__annotations__["name"] == "str"
+    assert models.Transaction.__annotations__["status"] == "str"
+    assert models.Registration.__annotations__["jurisdiction"] == "str"
+
+
 def test_generated_client_against_a_real_server(generated: Any, server: LevyServer, tenant: Tenant) -> None:
     client_mod = generated.module("client")
     models = generated.module("models")

@@ -124,7 +124,7 @@ class _Builder:
             schema["description"] = text
         return schema
 
-    # -- responses: every field rendered; presence -> nullable
+    # -- responses: every field rendered; presence -> nullable, unless set_in_responses
     def output_ref(self, desc: descriptor.Descriptor) -> Schema:
         name = desc.name
         if name not in self.schemas:
@@ -144,7 +144,7 @@ class _Builder:
                 s["type"] = ["array", "null"]
             return s
         s = self.output_value(f)
-        if f.has_presence:
+        if f.has_presence and not field_policy(f).set_in_responses:
             s = _nullable(s)
         if is_output_only(f):
             s["readOnly"] = True
