@@ -188,6 +188,22 @@ def test_429_storm_is_ridden_out_honouring_retry_after(limited_server: LevyServe
         assert events[i + 1]["at"] - events[i]["at"] >= wait - 0.05  # the client waited Retry-After
     assert len(events) == 6 + len(limited)
 
+    statuses: list[int] = []
+
+    class Counting(httpx.AsyncHTTPTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            response = await super().handle_async_request(request)
+            statuses.append(response.status_code)
+            return response
+
+    async def storm() -> list[int]:
+        async with AsyncLevyClient(limited_server.http_url, tenant.key, retry=RetryPolicy(max_attempts=6),
+                                   transport=Counting()) as ac:
+            return [len((await ac.list_product_tax_codes(limit=1))["data"]) for _ in range(4)]
+
+    assert asyncio.run(storm()) == [1, 1, 1, 1]  # the async client rides it out too
+    assert 429 in statuses and statuses.count(200) == 4
+
     # gRPC: the helper's channel retries RESOURCE_EXHAUSTED by its service config...
     with channel(limited_server.grpc_target, tenant.key) as ch:
         stub = reference_pb2_grpc.ReferenceServiceStub(ch)

@@ -119,4 +119,4 @@ def list_registrations(limit: int | None, starting_after: str | None) -> Call[m.
 def cursor_of(item: Any) -> str:
     """``starting_after`` for the page after ``item``: its ``id``, or for the
     reference lists its ``code`` (spec section 4)."""
-    return item["id"] if "id" in item else item["code"]
+    return str(item["id"] if "id" in item else item["code"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from levy_client.models import ErrorObject
 
@@ -49,7 +49,7 @@ class ApiError(LevyError):
 def errors_from_body(status: int, body: Any) -> list[ErrorObject]:
     """The error objects of a response body, whatever shape the endpoint uses."""
     if isinstance(body, dict) and isinstance(body.get("errors"), list):
-        return body["errors"]
+        return cast(list[ErrorObject], body["errors"])
     if isinstance(body, dict) and isinstance(body.get("detail"), list):
         return [_from_calculation_detail(status, item) for item in body["detail"]]
     detail = body.get("detail") if isinstance(body, dict) else body
