@@ -204,23 +204,28 @@ def test_429_storm_is_ridden_out_honouring_retry_after(limited_server: LevyServe
     assert asyncio.run(storm()) == [1, 1, 1, 1]  # the async client rides it out too
     assert 429 in statuses and statuses.count(200) == 4
 
-    # gRPC: the helper's channel retries RESOURCE_EXHAUSTED by its service config...
+    # gRPC: the helper's channel retries RESOURCE_EXHAUSTED by its service config,
+    # waiting the server's pushback (Retry-After x 1000 ms, at least 1 s) each time:
+    # the bucket is empty after the storm above, so 6 calls wait at least once.
+    started = time.monotonic()
     with channel(limited_server.grpc_target, tenant.key) as ch:
         stub = reference_pb2_grpc.ReferenceServiceStub(ch)
         for _ in range(6):
             assert len(stub.ListProductTaxCodes(reference_pb2.ListProductTaxCodesRequest(limit=1)).data) == 1
+    assert time.monotonic() - started >= 0.95
     # ...where a channel without it fails, and a client without retries gets the error object
     with grpc.insecure_channel(limited_server.grpc_target, options=[("grpc.enable_retries", 0)]) as plain:
         stub = reference_pb2_grpc.ReferenceServiceStub(plain)
-        codes = []
+        refused: list[grpc.RpcError] = []
         for _ in range(4):
             try:
                 stub.ListProductTaxCodes(reference_pb2.ListProductTaxCodesRequest(limit=1),
                                          metadata=[("x-api-key", tenant.key)])
-                codes.append(grpc.StatusCode.OK)
             except grpc.RpcError as exc:
-                codes.append(exc.code())
-    assert grpc.StatusCode.RESOURCE_EXHAUSTED in codes
+                refused.append(exc)
+    assert refused and {e.code() for e in refused} == {grpc.StatusCode.RESOURCE_EXHAUSTED}
+    trailers = dict(refused[0].trailing_metadata())
+    assert int(trailers["grpc-retry-pushback-ms"]) == int(trailers["retry-after"]) * 1000 >= 1000
     with LevyClient(limited_server.http_url, tenant.key, retry=NO_RETRIES) as c:
         with pytest.raises(ApiError) as err:
             for _ in range(4):

@@ -3,7 +3,8 @@
 ``channel()`` gives a channel that sends the API key and the pinned
 ``service-version`` as metadata on every call, adds an ``idempotency-key`` to the
 writes that honour one, and retries UNAVAILABLE and RESOURCE_EXHAUSTED (429) with
-gRPC's own retry policy, declared in the service config. The stubs are in
+gRPC's own retry policy, declared in the service config (it honours the server's
+pushback, Levy's Retry-After). The stubs are in
 ``levy_client.grpc_stubs``::
 
     from levy_client.rpc import channel
@@ -40,9 +41,9 @@ IDEMPOTENT_METHODS = frozenset({
 def service_config(retry: RetryPolicy | None = None) -> str:
     """The channel's service config: a retry policy for every Levy service.
 
-    gRPC retries with jittered exponential backoff (it does not read the
-    ``RetryInfo`` detail of a RESOURCE_EXHAUSTED; ``retry.max_backoff`` bounds the wait).
-    gRPC allows at most 5 attempts.
+    gRPC retries with jittered exponential backoff (``retry.max_backoff`` bounds
+    the wait), or after a rate limit waits the server's ``grpc-retry-pushback-ms``
+    trailer (Retry-After in milliseconds). gRPC allows at most 5 attempts.
     """
     retry = retry or RetryPolicy()
     policy = {
