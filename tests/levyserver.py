@@ -151,8 +151,10 @@ class LevyServer:
 
 
 def start_server(database_url: str, log_dir: Path, *, extra_env: dict[str, str] | None = None,
-                 args: list[str] | None = None, timeout: float = 60) -> LevyServer:
-    http_port, grpc_port = free_port(), free_port()
+                 args: list[str] | None = None, timeout: float = 60,
+                 ports: tuple[int, int] | None = None) -> LevyServer:
+    """``ports``: (HTTP, gRPC), for example a stopped server's to restart it in place."""
+    http_port, grpc_port = ports or (free_port(), free_port())
     log_path = log_dir / f"levy-{http_port}.log"
     log_file = open(log_path, "wb")
     proc = subprocess.Popen(

@@ -24,7 +24,7 @@ from levy.app.auth import presented_key
 from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods, services
 from levy.config import Config
-from levy.domain.errors import LevyError, RequestTooLarge, ValidationFailed
+from levy.domain.errors import LevyError, RateLimited, RequestTooLarge, ValidationFailed
 from levy.domain.ids import new_ulid
 from levy.transport.errors import from_unexpected, to_rpc_status
 from levy.transport.peer import client_address
@@ -120,6 +120,10 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
             return response
         status = to_rpc_status(err)
         trailers = [("grpc-status-details-bin", status.SerializeToString()), *_trailers(ctx)]
+        if isinstance(err, RateLimited):
+            # Retry-After for gRPC: a client whose service config has a retry policy
+            # waits this long before its next attempt (gRFC A6 server pushback).
+            trailers.append(("grpc-retry-pushback-ms", str(err.retry_after * 1000)))
         code = _code(status.code)
         _observe(m, ctx, code.name, started)
         await context.abort_with_status(_Status(code, status.message, trailers))

@@ -124,7 +124,7 @@ class _Builder:
             schema["description"] = text
         return schema
 
-    # -- responses: every field rendered; presence -> nullable
+    # -- responses: every field rendered; presence -> nullable, unless set_in_responses
     def output_ref(self, desc: descriptor.Descriptor) -> Schema:
         name = desc.name
         if name not in self.schemas:
@@ -144,7 +144,7 @@ class _Builder:
                 s["type"] = ["array", "null"]
             return s
         s = self.output_value(f)
-        if f.has_presence:
+        if f.has_presence and not field_policy(f).set_in_responses:
             s = _nullable(s)
         if is_output_only(f):
             s["readOnly"] = True
@@ -405,6 +405,8 @@ def build_document(comments: dict[str, str] | None = None) -> dict[str, Any]:
     _links(b, doc)
     schemas = dict(sorted(b.schemas.items()))
     schemas.update(_error_schemas())
+    schemas["ServiceVersion"] = {"type": "string", "enum": ["", *(str(v) for v in RELEASES)],
+                                 "description": "A release of the API (`Service-Version`); empty: the latest."}
     doc["components"]["schemas"] = schemas
     return doc
 
@@ -416,7 +418,8 @@ def _parameters() -> dict[str, Any]:
             "description": "API version `<name>.YYYY-MM-DD`; omitted or empty: the latest. Any date on or "
                            "after a name's release and not in the future selects that name's newest release "
                            "(the enum lists the releases).",
-            "schema": {"type": "string", "enum": ["", *(str(v) for v in RELEASES)]},
+            # A named schema, so that generators make one type of it, not one per operation.
+            "schema": {"$ref": "#/components/schemas/ServiceVersion"},
         },
         "Idempotency-Key": {
             "name": "Idempotency-Key", "in": "header", "required": False,

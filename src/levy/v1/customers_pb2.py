@@ -31,7 +31,7 @@ from levy.v1 import errors_pb2 as levy_dot_v1_dot_errors__pb2
 from levy.v1 import options_pb2 as levy_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17levy/v1/customers.proto\x12\x07levy.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14levy/v1/errors.proto\x1a\x15levy/v1/options.proto\"\x98\x04\n\x08\x43ustomer\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12!\n\tsource_id\x18\x02 \x01(\tB\t\xaa\xbb\x18\x05\x08\xff\x01(\x01H\x00\x88\x01\x01\x12\x13\n\x06source\x18\x03 \x01(\tH\x01\x88\x01\x01\x12\'\n\x11source_account_id\x18\x04 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xff\x01H\x02\x88\x01\x01\x12\x1a\n\x04name\x18\x05 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xf4\x03H\x03\x88\x01\x01\x12\x1b\n\x05\x65mail\x18\x06 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xc0\x02H\x04\x88\x01\x01\x12*\n\x17merged_into_customer_id\x18\x07 \x01(\tB\x04\xe2\x41\x01\x03H\x05\x88\x01\x01\x12\x35\n\x11source_updated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x34\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x34\n\nupdated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x33\n\texemption\x18\x0b \x01(\x0b\x32\x1a.levy.v1.CustomerExemptionB\x04\xe2\x41\x01\x03\x42\x0c\n\n_source_idB\t\n\x07_sourceB\x14\n\x12_source_account_idB\x07\n\x05_nameB\x08\n\x06_emailB\x1a\n\x18_merged_into_customer_id\"\xaa\x01\n\x11\x43ustomerExemption\x12.\n\toverrides\x18\x01 \x01(\x0b\x32\x1b.levy.v1.ExemptionOverrides\x12\x35\n\rjurisdictions\x18\x02 \x03(\x0b\x32\x1e.levy.v1.ExemptionJurisdiction\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x82\x01\n\x12\x45xemptionOverrides\x12\x13\n\x06\x65xempt\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x13\n\x06resale\x18\x02 \x01(\x08H\x01\x88\x01\x01\x12\x1a\n\rmanufacturing\x18\x03 \x01(\x08H\x02\x88\x01\x01\x42\t\n\x07_exemptB\t\n\x07_resaleB\x10\n\x0e_manufacturing\"\xd6\x01\n\x15\x45xemptionJurisdiction\x12\x14\n\x0cjurisdiction\x18\x01 \x01(\t\x12\x19\n\x11jurisdiction_name\x18\x02 \x01(\t\x12\x16\n\x0e\x65xemption_type\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x16\n\tstarts_at\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x17\n\nexpires_at\x18\x06 \x01(\tH\x01\x88\x01\x01\x12\x16\n\x0e\x63\x65rtificate_id\x18\x07 \x01(\tB\x0c\n\n_starts_atB\r\n\x0b_expires_at\"B\n\x15\x43reateCustomerRequest\x12)\n\x08\x63ustomer\x18\x01 \x01(\x0b\x32\x11.levy.v1.CustomerB\x04\xe2\x41\x01\x02\"d\n\x14ListCustomersRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_after\"J\n\x15ListCustomersResponse\x12\x1f\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x11.levy.v1.Customer\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"/\n\x12GetCustomerRequest\x12\x19\n\x0b\x63ustomer_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\x8e\x01\n\x15UpdateCustomerRequest\x12\x19\n\x0b\x63ustomer_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12)\n\x08\x63ustomer\x18\x02 \x01(\x0b\x32\x11.levy.v1.CustomerB\x04\xe2\x41\x01\x02\x12/\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMask\"2\n\x15\x44\x65leteCustomerRequest\x12\x19\n\x0b\x63ustomer_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"I\n\x1b\x42\x61tchUpsertCustomersRequest\x12*\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x11.levy.v1.CustomerB\t\xaa\xbb\x18\x05\x10\xe8\x07 \x01\"z\n\x1c\x42\x61tchUpsertCustomersResponse\x12\x0e\n\x06object\x18\x01 \x01(\t\x12&\n\x07summary\x18\x02 \x01(\x0b\x32\x15.levy.v1.BatchSummary\x12\"\n\x04\x64\x61ta\x18\x03 \x03(\x0b\x32\x14.levy.v1.BatchResult\"`\n\x0c\x42\x61tchSummary\x12\x0f\n\x07\x63reated\x18\x01 \x01(\x05\x12\x0f\n\x07updated\x18\x02 \x01(\x05\x12\r\n\x05stale\x18\x03 \x01(\x05\x12\x0f\n\x07\x64\x65leted\x18\x04 \x01(\x05\x12\x0e\n\x06\x66\x61iled\x18\x05 \x01(\x05\"\x7f\n\x0b\x42\x61tchResult\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x0e\n\x06status\x18\x02 \x01(\t\x12#\n\x08\x63ustomer\x18\x03 \x01(\x0b\x32\x11.levy.v1.Customer\x12,\n\x06\x65rrors\x18\x04 \x03(\x0b\x32\x14.levy.v1.ErrorObjectB\x06\xaa\xbb\x18\x02\x18\x01\x32\xb4\x05\n\x0f\x43ustomerService\x12j\n\x0e\x43reateCustomer\x12\x1e.levy.v1.CreateCustomerRequest\x1a\x11.levy.v1.Customer\"%\xa2\xbb\x18\x05\x08\xc9\x01(\x01\x82\xd3\xe4\x93\x02\x16\"\n/customers:\x08\x63ustomer\x12\x62\n\rListCustomers\x12\x1d.levy.v1.ListCustomersRequest\x1a\x1e.levy.v1.ListCustomersResponse\"\x12\x82\xd3\xe4\x93\x02\x0c\x12\n/customers\x12_\n\x0bGetCustomer\x12\x1b.levy.v1.GetCustomerRequest\x1a\x11.levy.v1.Customer\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/customers/{customer_id}\x12o\n\x0eUpdateCustomer\x12\x1e.levy.v1.UpdateCustomerRequest\x1a\x11.levy.v1.Customer\"*\x82\xd3\xe4\x93\x02$2\x18/customers/{customer_id}:\x08\x63ustomer\x12q\n\x0e\x44\x65leteCustomer\x12\x1e.levy.v1.DeleteCustomerRequest\x1a\x16.google.protobuf.Empty\"\'\xa2\xbb\x18\x03\x08\xcc\x01\x82\xd3\xe4\x93\x02\x1a*\x18/customers/{customer_id}\x12\x8b\x01\n\x14\x42\x61tchUpsertCustomers\x12$.levy.v1.BatchUpsertCustomersRequest\x1a%.levy.v1.BatchUpsertCustomersResponse\"&\xa2\xbb\x18\x07 \x80\x80\xc0\x02(\x01\x82\xd3\xe4\x93\x02\x15\"\x10/customers/batch:\x01*b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17levy/v1/customers.proto\x12\x07levy.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14levy/v1/errors.proto\x1a\x15levy/v1/options.proto\"\xb0\x04\n\x08\x43ustomer\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12#\n\tsource_id\x18\x02 \x01(\tB\x0b\xaa\xbb\x18\x07\x08\xff\x01(\x01\x30\x01H\x00\x88\x01\x01\x12\x1b\n\x06source\x18\x03 \x01(\tB\x06\xaa\xbb\x18\x02\x30\x01H\x01\x88\x01\x01\x12)\n\x11source_account_id\x18\x04 \x01(\tB\t\xaa\xbb\x18\x05\x08\xff\x01\x30\x01H\x02\x88\x01\x01\x12\x1a\n\x04name\x18\x05 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xf4\x03H\x03\x88\x01\x01\x12\x1b\n\x05\x65mail\x18\x06 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xc0\x02H\x04\x88\x01\x01\x12*\n\x17merged_into_customer_id\x18\x07 \x01(\tB\x04\xe2\x41\x01\x03H\x05\x88\x01\x01\x12\x35\n\x11source_updated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12:\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampB\n\xe2\x41\x01\x03\xaa\xbb\x18\x02\x30\x01\x12:\n\nupdated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampB\n\xe2\x41\x01\x03\xaa\xbb\x18\x02\x30\x01\x12\x33\n\texemption\x18\x0b \x01(\x0b\x32\x1a.levy.v1.CustomerExemptionB\x04\xe2\x41\x01\x03\x42\x0c\n\n_source_idB\t\n\x07_sourceB\x14\n\x12_source_account_idB\x07\n\x05_nameB\x08\n\x06_emailB\x1a\n\x18_merged_into_customer_id\"\xaa\x01\n\x11\x43ustomerExemption\x12.\n\toverrides\x18\x01 \x01(\x0b\x32\x1b.levy.v1.ExemptionOverrides\x12\x35\n\rjurisdictions\x18\x02 \x03(\x0b\x32\x1e.levy.v1.ExemptionJurisdiction\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x82\x01\n\x12\x45xemptionOverrides\x12\x13\n\x06\x65xempt\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x13\n\x06resale\x18\x02 \x01(\x08H\x01\x88\x01\x01\x12\x1a\n\rmanufacturing\x18\x03 \x01(\x08H\x02\x88\x01\x01\x42\t\n\x07_exemptB\t\n\x07_resaleB\x10\n\x0e_manufacturing\"\xd6\x01\n\x15\x45xemptionJurisdiction\x12\x14\n\x0cjurisdiction\x18\x01 \x01(\t\x12\x19\n\x11jurisdiction_name\x18\x02 \x01(\t\x12\x16\n\x0e\x65xemption_type\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x16\n\tstarts_at\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x17\n\nexpires_at\x18\x06 \x01(\tH\x01\x88\x01\x01\x12\x16\n\x0e\x63\x65rtificate_id\x18\x07 \x01(\tB\x0c\n\n_starts_atB\r\n\x0b_expires_at\"B\n\x15\x43reateCustomerRequest\x12)\n\x08\x63ustomer\x18\x01 \x01(\x0b\x32\x11.levy.v1.CustomerB\x04\xe2\x41\x01\x02\"d\n\x14ListCustomersRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_after\"J\n\x15ListCustomersResponse\x12\x1f\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x11.levy.v1.Customer\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"/\n\x12GetCustomerRequest\x12\x19\n\x0b\x63ustomer_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\x8e\x01\n\x15UpdateCustomerRequest\x12\x19\n\x0b\x63ustomer_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12)\n\x08\x63ustomer\x18\x02 \x01(\x0b\x32\x11.levy.v1.CustomerB\x04\xe2\x41\x01\x02\x12/\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMask\"2\n\x15\x44\x65leteCustomerRequest\x12\x19\n\x0b\x63ustomer_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"I\n\x1b\x42\x61tchUpsertCustomersRequest\x12*\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x11.levy.v1.CustomerB\t\xaa\xbb\x18\x05\x10\xe8\x07 \x01\"z\n\x1c\x42\x61tchUpsertCustomersResponse\x12\x0e\n\x06object\x18\x01 \x01(\t\x12&\n\x07summary\x18\x02 \x01(\x0b\x32\x15.levy.v1.BatchSummary\x12\"\n\x04\x64\x61ta\x18\x03 \x03(\x0b\x32\x14.levy.v1.BatchResult\"`\n\x0c\x42\x61tchSummary\x12\x0f\n\x07\x63reated\x18\x01 \x01(\x05\x12\x0f\n\x07updated\x18\x02 \x01(\x05\x12\r\n\x05stale\x18\x03 \x01(\x05\x12\x0f\n\x07\x64\x65leted\x18\x04 \x01(\x05\x12\x0e\n\x06\x66\x61iled\x18\x05 \x01(\x05\"\x7f\n\x0b\x42\x61tchResult\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x0e\n\x06status\x18\x02 \x01(\t\x12#\n\x08\x63ustomer\x18\x03 \x01(\x0b\x32\x11.levy.v1.Customer\x12,\n\x06\x65rrors\x18\x04 \x03(\x0b\x32\x14.levy.v1.ErrorObjectB\x06\xaa\xbb\x18\x02\x18\x01\x32\xb4\x05\n\x0f\x43ustomerService\x12j\n\x0e\x43reateCustomer\x12\x1e.levy.v1.CreateCustomerRequest\x1a\x11.levy.v1.Customer\"%\xa2\xbb\x18\x05\x08\xc9\x01(\x01\x82\xd3\xe4\x93\x02\x16\"\n/customers:\x08\x63ustomer\x12\x62\n\rListCustomers\x12\x1d.levy.v1.ListCustomersRequest\x1a\x1e.levy.v1.ListCustomersResponse\"\x12\x82\xd3\xe4\x93\x02\x0c\x12\n/customers\x12_\n\x0bGetCustomer\x12\x1b.levy.v1.GetCustomerRequest\x1a\x11.levy.v1.Customer\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/customers/{customer_id}\x12o\n\x0eUpdateCustomer\x12\x1e.levy.v1.UpdateCustomerRequest\x1a\x11.levy.v1.Customer\"*\x82\xd3\xe4\x93\x02$2\x18/customers/{customer_id}:\x08\x63ustomer\x12q\n\x0e\x44\x65leteCustomer\x12\x1e.levy.v1.DeleteCustomerRequest\x1a\x16.google.protobuf.Empty\"\'\xa2\xbb\x18\x03\x08\xcc\x01\x82\xd3\xe4\x93\x02\x1a*\x18/customers/{customer_id}\x12\x8b\x01\n\x14\x42\x61tchUpsertCustomers\x12$.levy.v1.BatchUpsertCustomersRequest\x1a%.levy.v1.BatchUpsertCustomersResponse\"&\xa2\xbb\x18\x07 \x80\x80\xc0\x02(\x01\x82\xd3\xe4\x93\x02\x15\"\x10/customers/batch:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,9 +41,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CUSTOMER'].fields_by_name['id']._loaded_options = None
   _globals['_CUSTOMER'].fields_by_name['id']._serialized_options = b'\342A\001\003'
   _globals['_CUSTOMER'].fields_by_name['source_id']._loaded_options = None
-  _globals['_CUSTOMER'].fields_by_name['source_id']._serialized_options = b'\252\273\030\005\010\377\001(\001'
+  _globals['_CUSTOMER'].fields_by_name['source_id']._serialized_options = b'\252\273\030\007\010\377\001(\0010\001'
+  _globals['_CUSTOMER'].fields_by_name['source']._loaded_options = None
+  _globals['_CUSTOMER'].fields_by_name['source']._serialized_options = b'\252\273\030\0020\001'
   _globals['_CUSTOMER'].fields_by_name['source_account_id']._loaded_options = None
-  _globals['_CUSTOMER'].fields_by_name['source_account_id']._serialized_options = b'\252\273\030\003\010\377\001'
+  _globals['_CUSTOMER'].fields_by_name['source_account_id']._serialized_options = b'\252\273\030\005\010\377\0010\001'
   _globals['_CUSTOMER'].fields_by_name['name']._loaded_options = None
   _globals['_CUSTOMER'].fields_by_name['name']._serialized_options = b'\252\273\030\003\010\364\003'
   _globals['_CUSTOMER'].fields_by_name['email']._loaded_options = None
@@ -51,9 +53,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CUSTOMER'].fields_by_name['merged_into_customer_id']._loaded_options = None
   _globals['_CUSTOMER'].fields_by_name['merged_into_customer_id']._serialized_options = b'\342A\001\003'
   _globals['_CUSTOMER'].fields_by_name['created_at']._loaded_options = None
-  _globals['_CUSTOMER'].fields_by_name['created_at']._serialized_options = b'\342A\001\003'
+  _globals['_CUSTOMER'].fields_by_name['created_at']._serialized_options = b'\342A\001\003\252\273\030\0020\001'
   _globals['_CUSTOMER'].fields_by_name['updated_at']._loaded_options = None
-  _globals['_CUSTOMER'].fields_by_name['updated_at']._serialized_options = b'\342A\001\003'
+  _globals['_CUSTOMER'].fields_by_name['updated_at']._serialized_options = b'\342A\001\003\252\273\030\0020\001'
   _globals['_CUSTOMER'].fields_by_name['exemption']._loaded_options = None
   _globals['_CUSTOMER'].fields_by_name['exemption']._serialized_options = b'\342A\001\003'
   _globals['_CREATECUSTOMERREQUEST'].fields_by_name['customer']._loaded_options = None
@@ -83,33 +85,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CUSTOMERSERVICE'].methods_by_name['BatchUpsertCustomers']._loaded_options = None
   _globals['_CUSTOMERSERVICE'].methods_by_name['BatchUpsertCustomers']._serialized_options = b'\242\273\030\007 \200\200\300\002(\001\202\323\344\223\002\025\"\020/customers/batch:\001*'
   _globals['_CUSTOMER']._serialized_start=241
-  _globals['_CUSTOMER']._serialized_end=777
-  _globals['_CUSTOMEREXEMPTION']._serialized_start=780
-  _globals['_CUSTOMEREXEMPTION']._serialized_end=950
-  _globals['_EXEMPTIONOVERRIDES']._serialized_start=953
-  _globals['_EXEMPTIONOVERRIDES']._serialized_end=1083
-  _globals['_EXEMPTIONJURISDICTION']._serialized_start=1086
-  _globals['_EXEMPTIONJURISDICTION']._serialized_end=1300
-  _globals['_CREATECUSTOMERREQUEST']._serialized_start=1302
-  _globals['_CREATECUSTOMERREQUEST']._serialized_end=1368
-  _globals['_LISTCUSTOMERSREQUEST']._serialized_start=1370
-  _globals['_LISTCUSTOMERSREQUEST']._serialized_end=1470
-  _globals['_LISTCUSTOMERSRESPONSE']._serialized_start=1472
-  _globals['_LISTCUSTOMERSRESPONSE']._serialized_end=1546
-  _globals['_GETCUSTOMERREQUEST']._serialized_start=1548
-  _globals['_GETCUSTOMERREQUEST']._serialized_end=1595
-  _globals['_UPDATECUSTOMERREQUEST']._serialized_start=1598
-  _globals['_UPDATECUSTOMERREQUEST']._serialized_end=1740
-  _globals['_DELETECUSTOMERREQUEST']._serialized_start=1742
-  _globals['_DELETECUSTOMERREQUEST']._serialized_end=1792
-  _globals['_BATCHUPSERTCUSTOMERSREQUEST']._serialized_start=1794
-  _globals['_BATCHUPSERTCUSTOMERSREQUEST']._serialized_end=1867
-  _globals['_BATCHUPSERTCUSTOMERSRESPONSE']._serialized_start=1869
-  _globals['_BATCHUPSERTCUSTOMERSRESPONSE']._serialized_end=1991
-  _globals['_BATCHSUMMARY']._serialized_start=1993
-  _globals['_BATCHSUMMARY']._serialized_end=2089
-  _globals['_BATCHRESULT']._serialized_start=2091
-  _globals['_BATCHRESULT']._serialized_end=2218
-  _globals['_CUSTOMERSERVICE']._serialized_start=2221
-  _globals['_CUSTOMERSERVICE']._serialized_end=2913
+  _globals['_CUSTOMER']._serialized_end=801
+  _globals['_CUSTOMEREXEMPTION']._serialized_start=804
+  _globals['_CUSTOMEREXEMPTION']._serialized_end=974
+  _globals['_EXEMPTIONOVERRIDES']._serialized_start=977
+  _globals['_EXEMPTIONOVERRIDES']._serialized_end=1107
+  _globals['_EXEMPTIONJURISDICTION']._serialized_start=1110
+  _globals['_EXEMPTIONJURISDICTION']._serialized_end=1324
+  _globals['_CREATECUSTOMERREQUEST']._serialized_start=1326
+  _globals['_CREATECUSTOMERREQUEST']._serialized_end=1392
+  _globals['_LISTCUSTOMERSREQUEST']._serialized_start=1394
+  _globals['_LISTCUSTOMERSREQUEST']._serialized_end=1494
+  _globals['_LISTCUSTOMERSRESPONSE']._serialized_start=1496
+  _globals['_LISTCUSTOMERSRESPONSE']._serialized_end=1570
+  _globals['_GETCUSTOMERREQUEST']._serialized_start=1572
+  _globals['_GETCUSTOMERREQUEST']._serialized_end=1619
+  _globals['_UPDATECUSTOMERREQUEST']._serialized_start=1622
+  _globals['_UPDATECUSTOMERREQUEST']._serialized_end=1764
+  _globals['_DELETECUSTOMERREQUEST']._serialized_start=1766
+  _globals['_DELETECUSTOMERREQUEST']._serialized_end=1816
+  _globals['_BATCHUPSERTCUSTOMERSREQUEST']._serialized_start=1818
+  _globals['_BATCHUPSERTCUSTOMERSREQUEST']._serialized_end=1891
+  _globals['_BATCHUPSERTCUSTOMERSRESPONSE']._serialized_start=1893
+  _globals['_BATCHUPSERTCUSTOMERSRESPONSE']._serialized_end=2015
+  _globals['_BATCHSUMMARY']._serialized_start=2017
+  _globals['_BATCHSUMMARY']._serialized_end=2113
+  _globals['_BATCHRESULT']._serialized_start=2115
+  _globals['_BATCHRESULT']._serialized_end=2242
+  _globals['_CUSTOMERSERVICE']._serialized_start=2245
+  _globals['_CUSTOMERSERVICE']._serialized_end=2937
 # @@protoc_insertion_point(module_scope)

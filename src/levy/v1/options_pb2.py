@@ -25,17 +25,17 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15levy/v1/options.proto\x12\x07levy.v1\x1a google/protobuf/descriptor.proto\"\xa0\x01\n\x0cMethodPolicy\x12\x16\n\x0esuccess_status\x18\x01 \x01(\x05\x12(\n\x0b\x65rror_style\x18\x02 \x01(\x0e\x32\x13.levy.v1.ErrorStyle\x12\x12\n\nadmin_only\x18\x03 \x01(\x08\x12\x16\n\x0emax_body_bytes\x18\x04 \x01(\x03\x12\x12\n\nidempotent\x18\x05 \x01(\x08\x12\x0e\n\x06public\x18\x06 \x01(\x08\"z\n\x0b\x46ieldPolicy\x12\x12\n\nmax_length\x18\x01 \x01(\x05\x12\x11\n\tmax_items\x18\x02 \x01(\x05\x12\x17\n\x0fnull_when_empty\x18\x03 \x01(\x08\x12\x17\n\x0fper_item_errors\x18\x04 \x01(\x08\x12\x12\n\nmin_length\x18\x05 \x01(\x05*`\n\nErrorStyle\x12\x1b\n\x17\x45RROR_STYLE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x45RROR_STYLE_JSON_API\x10\x01\x12\x1b\n\x17\x45RROR_STYLE_CALCULATION\x10\x02:N\n\rmethod_policy\x12\x1e.google.protobuf.MethodOptions\x18\xb4\x87\x03 \x01(\x0b\x32\x15.levy.v1.MethodPolicy:K\n\x0c\x66ield_policy\x12\x1d.google.protobuf.FieldOptions\x18\xb5\x87\x03 \x01(\x0b\x32\x14.levy.v1.FieldPolicyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15levy/v1/options.proto\x12\x07levy.v1\x1a google/protobuf/descriptor.proto\"\xa0\x01\n\x0cMethodPolicy\x12\x16\n\x0esuccess_status\x18\x01 \x01(\x05\x12(\n\x0b\x65rror_style\x18\x02 \x01(\x0e\x32\x13.levy.v1.ErrorStyle\x12\x12\n\nadmin_only\x18\x03 \x01(\x08\x12\x16\n\x0emax_body_bytes\x18\x04 \x01(\x03\x12\x12\n\nidempotent\x18\x05 \x01(\x08\x12\x0e\n\x06public\x18\x06 \x01(\x08\"\x94\x01\n\x0b\x46ieldPolicy\x12\x12\n\nmax_length\x18\x01 \x01(\x05\x12\x11\n\tmax_items\x18\x02 \x01(\x05\x12\x17\n\x0fnull_when_empty\x18\x03 \x01(\x08\x12\x17\n\x0fper_item_errors\x18\x04 \x01(\x08\x12\x12\n\nmin_length\x18\x05 \x01(\x05\x12\x18\n\x10set_in_responses\x18\x06 \x01(\x08*`\n\nErrorStyle\x12\x1b\n\x17\x45RROR_STYLE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x45RROR_STYLE_JSON_API\x10\x01\x12\x1b\n\x17\x45RROR_STYLE_CALCULATION\x10\x02:N\n\rmethod_policy\x12\x1e.google.protobuf.MethodOptions\x18\xb4\x87\x03 \x01(\x0b\x32\x15.levy.v1.MethodPolicy:K\n\x0c\x66ield_policy\x12\x1d.google.protobuf.FieldOptions\x18\xb5\x87\x03 \x01(\x0b\x32\x14.levy.v1.FieldPolicyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'levy.v1.options_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ERRORSTYLE']._serialized_start=355
-  _globals['_ERRORSTYLE']._serialized_end=451
+  _globals['_ERRORSTYLE']._serialized_start=382
+  _globals['_ERRORSTYLE']._serialized_end=478
   _globals['_METHODPOLICY']._serialized_start=69
   _globals['_METHODPOLICY']._serialized_end=229
-  _globals['_FIELDPOLICY']._serialized_start=231
-  _globals['_FIELDPOLICY']._serialized_end=353
+  _globals['_FIELDPOLICY']._serialized_start=232
+  _globals['_FIELDPOLICY']._serialized_end=380
 # @@protoc_insertion_point(module_scope)

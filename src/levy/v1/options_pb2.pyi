@@ -112,6 +112,7 @@ class FieldPolicy(_message.Message):
     NULL_WHEN_EMPTY_FIELD_NUMBER: _builtins.int
     PER_ITEM_ERRORS_FIELD_NUMBER: _builtins.int
     MIN_LENGTH_FIELD_NUMBER: _builtins.int
+    SET_IN_RESPONSES_FIELD_NUMBER: _builtins.int
     max_length: _builtins.int
     """Maximum length of a string, in characters (0: no limit)."""
     max_items: _builtins.int
@@ -124,6 +125,11 @@ class FieldPolicy(_message.Message):
     """
     min_length: _builtins.int
     """Minimum length of a string, in characters (0: none)."""
+    set_in_responses: _builtins.bool
+    """Always set in a response (never JSON `null` there), though optional on
+    input (a PATCH may leave it out): the OpenAPI response schema of the field
+    is not nullable, so generated clients type it as a plain value.
+    """
     def __init__(
         self,
         *,
@@ -132,10 +138,11 @@ class FieldPolicy(_message.Message):
         null_when_empty: _builtins.bool = ...,
         per_item_errors: _builtins.bool = ...,
         min_length: _builtins.int = ...,
+        set_in_responses: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_items", b"max_items", "max_length", b"max_length", "min_length", b"min_length", "null_when_empty", b"null_when_empty", "per_item_errors", b"per_item_errors"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_items", b"max_items", "max_length", b"max_length", "min_length", b"min_length", "null_when_empty", b"null_when_empty", "per_item_errors", b"per_item_errors", "set_in_responses", b"set_in_responses"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -30,7 +30,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from levy.v1 import options_pb2 as levy_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16levy/v1/products.proto\x12\x07levy.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15levy/v1/options.proto\"\xf5\x04\n\x07Product\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12!\n\tsource_id\x18\x02 \x01(\tB\t\xaa\xbb\x18\x05\x08\xff\x01(\x01H\x00\x88\x01\x01\x12\x13\n\x06source\x18\x03 \x01(\tH\x01\x88\x01\x01\x12\'\n\x11source_account_id\x18\x04 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xff\x01H\x02\x88\x01\x01\x12\x1a\n\x04name\x18\x05 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xf4\x03H\x03\x88\x01\x01\x12!\n\x0b\x64\x65scription\x18\x06 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xd0\x0fH\x04\x88\x01\x01\x12%\n\x0fsource_category\x18\x07 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xff\x01H\x05\x88\x01\x01\x12\x19\n\ttax_codes\x18\x08 \x03(\tB\x06\xaa\xbb\x18\x02\x10\x14\x12 \n\x12resolved_tax_codes\x18\t \x03(\tB\x04\xe2\x41\x01\x03\x12\x35\n\x11source_updated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x34\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x34\n\nupdated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x35\n\x0b\x61rchived_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x1e\n\x10marked_sales_tax\x18\x0e \x01(\x08\x42\x04\xe2\x41\x01\x03\x42\x0c\n\n_source_idB\t\n\x07_sourceB\x14\n\x12_source_account_idB\x07\n\x05_nameB\x0e\n\x0c_descriptionB\x12\n\x10_source_category\"?\n\x14\x43reateProductRequest\x12\'\n\x07product\x18\x01 \x01(\x0b\x32\x10.levy.v1.ProductB\x04\xe2\x41\x01\x02\"c\n\x13ListProductsRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_after\"H\n\x14ListProductsResponse\x12\x1e\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x10.levy.v1.Product\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"-\n\x11GetProductRequest\x12\x18\n\nproduct_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\x8a\x01\n\x14UpdateProductRequest\x12\x18\n\nproduct_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\'\n\x07product\x18\x02 \x01(\x0b\x32\x10.levy.v1.ProductB\x04\xe2\x41\x01\x02\x12/\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMask\"0\n\x14\x44\x65leteProductRequest\x12\x18\n\nproduct_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x32\x8b\x04\n\x0eProductService\x12\x63\n\rCreateProduct\x12\x1d.levy.v1.CreateProductRequest\x1a\x10.levy.v1.Product\"!\xa2\xbb\x18\x03\x08\xc9\x01\x82\xd3\xe4\x93\x02\x14\"\t/products:\x07product\x12^\n\x0cListProducts\x12\x1c.levy.v1.ListProductsRequest\x1a\x1d.levy.v1.ListProductsResponse\"\x11\x82\xd3\xe4\x93\x02\x0b\x12\t/products\x12Z\n\nGetProduct\x12\x1a.levy.v1.GetProductRequest\x1a\x10.levy.v1.Product\"\x1e\x82\xd3\xe4\x93\x02\x18\x12\x16/products/{product_id}\x12i\n\rUpdateProduct\x12\x1d.levy.v1.UpdateProductRequest\x1a\x10.levy.v1.Product\"\'\x82\xd3\xe4\x93\x02!2\x16/products/{product_id}:\x07product\x12m\n\rDeleteProduct\x12\x1d.levy.v1.DeleteProductRequest\x1a\x16.google.protobuf.Empty\"%\xa2\xbb\x18\x03\x08\xcc\x01\x82\xd3\xe4\x93\x02\x18*\x16/products/{product_id}b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16levy/v1/products.proto\x12\x07levy.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x15levy/v1/options.proto\"\x8f\x05\n\x07Product\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12#\n\tsource_id\x18\x02 \x01(\tB\x0b\xaa\xbb\x18\x07\x08\xff\x01(\x01\x30\x01H\x00\x88\x01\x01\x12\x1b\n\x06source\x18\x03 \x01(\tB\x06\xaa\xbb\x18\x02\x30\x01H\x01\x88\x01\x01\x12)\n\x11source_account_id\x18\x04 \x01(\tB\t\xaa\xbb\x18\x05\x08\xff\x01\x30\x01H\x02\x88\x01\x01\x12\x1c\n\x04name\x18\x05 \x01(\tB\t\xaa\xbb\x18\x05\x08\xf4\x03\x30\x01H\x03\x88\x01\x01\x12!\n\x0b\x64\x65scription\x18\x06 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xd0\x0fH\x04\x88\x01\x01\x12%\n\x0fsource_category\x18\x07 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xff\x01H\x05\x88\x01\x01\x12\x19\n\ttax_codes\x18\x08 \x03(\tB\x06\xaa\xbb\x18\x02\x10\x14\x12 \n\x12resolved_tax_codes\x18\t \x03(\tB\x04\xe2\x41\x01\x03\x12\x35\n\x11source_updated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12:\n\ncreated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.TimestampB\n\xe2\x41\x01\x03\xaa\xbb\x18\x02\x30\x01\x12:\n\nupdated_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.TimestampB\n\xe2\x41\x01\x03\xaa\xbb\x18\x02\x30\x01\x12\x35\n\x0b\x61rchived_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x1e\n\x10marked_sales_tax\x18\x0e \x01(\x08\x42\x04\xe2\x41\x01\x03\x42\x0c\n\n_source_idB\t\n\x07_sourceB\x14\n\x12_source_account_idB\x07\n\x05_nameB\x0e\n\x0c_descriptionB\x12\n\x10_source_category\"?\n\x14\x43reateProductRequest\x12\'\n\x07product\x18\x01 \x01(\x0b\x32\x10.levy.v1.ProductB\x04\xe2\x41\x01\x02\"c\n\x13ListProductsRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_after\"H\n\x14ListProductsResponse\x12\x1e\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x10.levy.v1.Product\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"-\n\x11GetProductRequest\x12\x18\n\nproduct_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\x8a\x01\n\x14UpdateProductRequest\x12\x18\n\nproduct_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\'\n\x07product\x18\x02 \x01(\x0b\x32\x10.levy.v1.ProductB\x04\xe2\x41\x01\x02\x12/\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMask\"0\n\x14\x44\x65leteProductRequest\x12\x18\n\nproduct_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x32\x8b\x04\n\x0eProductService\x12\x63\n\rCreateProduct\x12\x1d.levy.v1.CreateProductRequest\x1a\x10.levy.v1.Product\"!\xa2\xbb\x18\x03\x08\xc9\x01\x82\xd3\xe4\x93\x02\x14\"\t/products:\x07product\x12^\n\x0cListProducts\x12\x1c.levy.v1.ListProductsRequest\x1a\x1d.levy.v1.ListProductsResponse\"\x11\x82\xd3\xe4\x93\x02\x0b\x12\t/products\x12Z\n\nGetProduct\x12\x1a.levy.v1.GetProductRequest\x1a\x10.levy.v1.Product\"\x1e\x82\xd3\xe4\x93\x02\x18\x12\x16/products/{product_id}\x12i\n\rUpdateProduct\x12\x1d.levy.v1.UpdateProductRequest\x1a\x10.levy.v1.Product\"\'\x82\xd3\xe4\x93\x02!2\x16/products/{product_id}:\x07product\x12m\n\rDeleteProduct\x12\x1d.levy.v1.DeleteProductRequest\x1a\x16.google.protobuf.Empty\"%\xa2\xbb\x18\x03\x08\xcc\x01\x82\xd3\xe4\x93\x02\x18*\x16/products/{product_id}b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,11 +40,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PRODUCT'].fields_by_name['id']._loaded_options = None
   _globals['_PRODUCT'].fields_by_name['id']._serialized_options = b'\342A\001\003'
   _globals['_PRODUCT'].fields_by_name['source_id']._loaded_options = None
-  _globals['_PRODUCT'].fields_by_name['source_id']._serialized_options = b'\252\273\030\005\010\377\001(\001'
+  _globals['_PRODUCT'].fields_by_name['source_id']._serialized_options = b'\252\273\030\007\010\377\001(\0010\001'
+  _globals['_PRODUCT'].fields_by_name['source']._loaded_options = None
+  _globals['_PRODUCT'].fields_by_name['source']._serialized_options = b'\252\273\030\0020\001'
   _globals['_PRODUCT'].fields_by_name['source_account_id']._loaded_options = None
-  _globals['_PRODUCT'].fields_by_name['source_account_id']._serialized_options = b'\252\273\030\003\010\377\001'
+  _globals['_PRODUCT'].fields_by_name['source_account_id']._serialized_options = b'\252\273\030\005\010\377\0010\001'
   _globals['_PRODUCT'].fields_by_name['name']._loaded_options = None
-  _globals['_PRODUCT'].fields_by_name['name']._serialized_options = b'\252\273\030\003\010\364\003'
+  _globals['_PRODUCT'].fields_by_name['name']._serialized_options = b'\252\273\030\005\010\364\0030\001'
   _globals['_PRODUCT'].fields_by_name['description']._loaded_options = None
   _globals['_PRODUCT'].fields_by_name['description']._serialized_options = b'\252\273\030\003\010\320\017'
   _globals['_PRODUCT'].fields_by_name['source_category']._loaded_options = None
@@ -54,9 +56,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PRODUCT'].fields_by_name['resolved_tax_codes']._loaded_options = None
   _globals['_PRODUCT'].fields_by_name['resolved_tax_codes']._serialized_options = b'\342A\001\003'
   _globals['_PRODUCT'].fields_by_name['created_at']._loaded_options = None
-  _globals['_PRODUCT'].fields_by_name['created_at']._serialized_options = b'\342A\001\003'
+  _globals['_PRODUCT'].fields_by_name['created_at']._serialized_options = b'\342A\001\003\252\273\030\0020\001'
   _globals['_PRODUCT'].fields_by_name['updated_at']._loaded_options = None
-  _globals['_PRODUCT'].fields_by_name['updated_at']._serialized_options = b'\342A\001\003'
+  _globals['_PRODUCT'].fields_by_name['updated_at']._serialized_options = b'\342A\001\003\252\273\030\0020\001'
   _globals['_PRODUCT'].fields_by_name['archived_at']._loaded_options = None
   _globals['_PRODUCT'].fields_by_name['archived_at']._serialized_options = b'\342A\001\003'
   _globals['_PRODUCT'].fields_by_name['marked_sales_tax']._loaded_options = None
@@ -82,19 +84,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PRODUCTSERVICE'].methods_by_name['DeleteProduct']._loaded_options = None
   _globals['_PRODUCTSERVICE'].methods_by_name['DeleteProduct']._serialized_options = b'\242\273\030\003\010\314\001\202\323\344\223\002\030*\026/products/{product_id}'
   _globals['_PRODUCT']._serialized_start=218
-  _globals['_PRODUCT']._serialized_end=847
-  _globals['_CREATEPRODUCTREQUEST']._serialized_start=849
-  _globals['_CREATEPRODUCTREQUEST']._serialized_end=912
-  _globals['_LISTPRODUCTSREQUEST']._serialized_start=914
-  _globals['_LISTPRODUCTSREQUEST']._serialized_end=1013
-  _globals['_LISTPRODUCTSRESPONSE']._serialized_start=1015
-  _globals['_LISTPRODUCTSRESPONSE']._serialized_end=1087
-  _globals['_GETPRODUCTREQUEST']._serialized_start=1089
-  _globals['_GETPRODUCTREQUEST']._serialized_end=1134
-  _globals['_UPDATEPRODUCTREQUEST']._serialized_start=1137
-  _globals['_UPDATEPRODUCTREQUEST']._serialized_end=1275
-  _globals['_DELETEPRODUCTREQUEST']._serialized_start=1277
-  _globals['_DELETEPRODUCTREQUEST']._serialized_end=1325
-  _globals['_PRODUCTSERVICE']._serialized_start=1328
-  _globals['_PRODUCTSERVICE']._serialized_end=1851
+  _globals['_PRODUCT']._serialized_end=873
+  _globals['_CREATEPRODUCTREQUEST']._serialized_start=875
+  _globals['_CREATEPRODUCTREQUEST']._serialized_end=938
+  _globals['_LISTPRODUCTSREQUEST']._serialized_start=940
+  _globals['_LISTPRODUCTSREQUEST']._serialized_end=1039
+  _globals['_LISTPRODUCTSRESPONSE']._serialized_start=1041
+  _globals['_LISTPRODUCTSRESPONSE']._serialized_end=1113
+  _globals['_GETPRODUCTREQUEST']._serialized_start=1115
+  _globals['_GETPRODUCTREQUEST']._serialized_end=1160
+  _globals['_UPDATEPRODUCTREQUEST']._serialized_start=1163
+  _globals['_UPDATEPRODUCTREQUEST']._serialized_end=1301
+  _globals['_DELETEPRODUCTREQUEST']._serialized_start=1303
+  _globals['_DELETEPRODUCTREQUEST']._serialized_end=1351
+  _globals['_PRODUCTSERVICE']._serialized_start=1354
+  _globals['_PRODUCTSERVICE']._serialized_end=1877
 # @@protoc_insertion_point(module_scope)

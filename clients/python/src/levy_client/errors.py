@@ -1,0 +1,71 @@
+"""Errors raised by the client: the JSON:API error objects of spec section 7."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from levy_client.models import ErrorObject
+
+
+class LevyError(Exception):
+    """Base of every error this package raises."""
+
+
+class ApiError(LevyError):
+    """The server answered with an error status (after any retries).
+
+    ``errors`` holds the JSON:API error objects (``status``, ``code``, ``title``,
+    ``detail``, ``source.pointer``, ``meta``) exactly as the server sent them. The
+    calculation endpoint answers 422 in the spec's own shape
+    (``{"detail": [{"type", "loc", "msg", "input"}]}``); its items are turned into
+    error objects (``code`` = ``type``, ``detail`` = ``msg``, ``source.pointer``
+    from ``loc``) and the original body stays in ``body``.
+    """
+
+    def __init__(self, status: int, errors: list[ErrorObject], body: Any, headers: dict[str, str]) -> None:
+        self.status = status
+        self.errors = errors
+        self.body = body
+        self.headers = headers
+        first = errors[0] if errors else None
+        summary = f"{first['code']}: {first['detail']}" if first else str(body)[:200]
+        super().__init__(f"HTTP {status} {summary}")
+
+    @property
+    def code(self) -> str | None:
+        """The first error's code, for example ``validation_error``."""
+        return self.errors[0]["code"] if self.errors else None
+
+    @property
+    def request_id(self) -> str | None:
+        """The server's ``X-Request-Id``, to quote when reporting a problem."""
+        return self.headers.get("x-request-id")
+
+    def pointers(self) -> list[str | None]:
+        """The ``source.pointer`` of every error that has one."""
+        return [e["source"].get("pointer") for e in self.errors if e.get("source")]
+
+
+def errors_from_body(status: int, body: Any) -> list[ErrorObject]:
+    """The error objects of a response body, whatever shape the endpoint uses."""
+    if isinstance(body, dict) and isinstance(body.get("errors"), list):
+        return cast(list[ErrorObject], body["errors"])
+    if isinstance(body, dict) and isinstance(body.get("detail"), list):
+        return [_from_calculation_detail(status, item) for item in body["detail"]]
+    detail = body.get("detail") if isinstance(body, dict) else body
+    return [{"status": str(status), "code": "http_error", "title": f"HTTP {status}", "detail": str(detail or "")}]
+
+
+def _from_calculation_detail(status: int, item: dict[str, Any]) -> ErrorObject:
+    loc = [str(part) for part in item.get("loc", [])]
+    if loc and loc[0] == "body":
+        loc = loc[1:]
+    pointer = "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in loc)
+    return {
+        "status": str(status),
+        "code": str(item.get("type", "validation_error")),
+        "title": "Validation Error",
+        "detail": str(item.get("msg", "")),
+        "source": {"pointer": pointer},
+        "meta": {"input": item.get("input")},
+    }
