@@ -22,8 +22,9 @@ import grpc
 import httpx
 import pytest
 
-from levyserver import LevyServer, Tenant, create_tenant, fresh_database, start_server
-from test_calculations import Caller, _levy, _Sql, _wait_for, body, line
+from levyserver import LevyServer, Tenant, create_tenant
+from rates_servers import server_with_rates
+from test_calculations import Caller, _Sql, body, line
 from levy.v1 import calculations_pb2_grpc as pbg
 
 from shared_data import CDTFA_DIR, ZIP5_DIR  # noqa: E402
@@ -35,18 +36,7 @@ CA_ZIP = ZIP5_DIR / "TAXRATES_ZIP5_CA202603.csv"
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def cdtfa_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LevyServer]:
-    for need in (CDTFA, CA_ZIP):
-        if not need.is_file():
-            pytest.skip(f"rate files not present: {need}")
-    with fresh_database(request.param, tmp_path_factory.mktemp("cdtfadb")) as url:
-        for args in (("migrate",), ("rates", "import", str(CA_ZIP), str(CDTFA), "--no-progress")):
-            done = _levy(url, *args)
-            assert done.returncode == 0, done.stderr
-        srv = start_server(url, tmp_path_factory.mktemp("cdtfa-logs"))
-        try:
-            yield srv
-        finally:
-            assert srv.stop() == 0, srv.log()
+    yield from server_with_rates(request.param, tmp_path_factory, CA_ZIP, CDTFA)
 
 
 @pytest.fixture(scope="module")

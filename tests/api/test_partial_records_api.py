@@ -15,8 +15,9 @@ import grpc
 import httpx
 import pytest
 
-from levyserver import LevyServer, Tenant, create_tenant, fresh_database, start_server
-from test_calculations import Caller, _levy, _Sql, body
+from rates_servers import server_with_rates
+from levyserver import LevyServer, Tenant, create_tenant
+from test_calculations import Caller, _Sql, body
 from test_resolution_api import addr
 from levy.v1 import calculations_pb2_grpc as pbg
 
@@ -30,19 +31,8 @@ APRIL_1 = "2026-04-01T12:00:00Z"
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def ga_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LevyServer]:
-    for need in (GA_SST, GA_ZIP5):
-        if not need.is_file():
-            pytest.skip(f"rate files not present: {need}")
-    with fresh_database(request.param, tmp_path_factory.mktemp("gadb")) as url:
-        assert _levy(url, "migrate").returncode == 0
-        done = _levy(url, "rates", "import", str(GA_ZIP5), str(GA_SST), "--strict", "--no-progress")
-        # --strict: the SST file's unplaced city and district rows are warnings, not anomalies.
-        assert done.returncode == 0, done.stdout + done.stderr
-        srv = start_server(url, tmp_path_factory.mktemp("ga-logs"))
-        try:
-            yield srv
-        finally:
-            assert srv.stop() == 0, srv.log()
+    # --strict: the SST file's unplaced city and district rows are warnings, not anomalies.
+    yield from server_with_rates(request.param, tmp_path_factory, GA_ZIP5, GA_SST, import_flags=("--strict",))
 
 
 @pytest.fixture(scope="module")
