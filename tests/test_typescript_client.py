@@ -6,7 +6,8 @@ figures it must show are worked out here by hand.
 The fixture installs the npm project (`npm ci`, from the committed
 package-lock.json) when node_modules is missing or older than the lock file,
 then generates the stubs and compiles (`npm run build`); it skips only when
-node/npm are absent or the npm registry cannot be reached."""
+node/npm are absent or the npm registry cannot be reached, and fails instead in
+CI (LEVY_TEST_REQUIRE_SERVICES, set by .ci/run)."""
 
 from __future__ import annotations
 
@@ -35,16 +36,23 @@ def _npm(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "PYTHON": str(ROOT / ".venv" / "bin" / "python")})
 
 
+def _cannot(reason: str) -> None:
+    """Skip, except in CI (.ci/run sets LEVY_TEST_REQUIRE_SERVICES), where the test must run."""
+    if os.environ.get("LEVY_TEST_REQUIRE_SERVICES"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def node_client() -> Path:
     if not (shutil.which("node") and shutil.which("npm")):
-        pytest.skip("the TypeScript client test needs node and npm on PATH")
+        _cannot("the TypeScript client test needs node and npm on PATH")
     installed = CLIENT / "node_modules" / ".package-lock.json"
     lock = CLIENT / "package-lock.json"
     if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
         r = _npm("ci", "--no-audit", "--no-fund", timeout=600)
         if r.returncode != 0:
-            pytest.skip(f"npm ci failed (is the npm registry reachable?): {r.stderr[-2000:]}")
+            _cannot(f"npm ci failed (is the npm registry reachable?): {r.stderr[-2000:]}")
     r = _npm("run", "build", timeout=600)  # scripts/gen-clients typescript, then tsc
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     return CLIENT / "dist" / "example.js"
