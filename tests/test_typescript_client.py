@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from levyserver import ROOT, LevyServer, create_tenant, start_server
+from levyserver import ROOT, LevyServer, Tenant, create_tenant, start_server
 
 CLIENT = ROOT / "clients" / "typescript"
 TAX_CODES = json.loads((ROOT / "src" / "levy" / "data" / "catalogue" / "product_tax_codes.json").read_text())
@@ -67,8 +67,8 @@ def limited(tmp_path: Path, database_url: str) -> Iterator[LevyServer]:
         assert srv.stop() == 0, srv.log()
 
 
-def _run(example: Path, server: LevyServer) -> dict[str, Any]:
-    tenant, throttled = create_tenant(server.database_url), create_tenant(server.database_url)
+def _run(example: Path, server: LevyServer, tenant: Tenant) -> dict[str, Any]:
+    throttled = create_tenant(server.database_url)
     env = {**os.environ, "LEVY_GRPC_TARGET": server.grpc_target, "LEVY_API_KEY": tenant.key,
            "LEVY_ADMIN_KEY": tenant.admin_key, "LEVY_THROTTLED_KEY": throttled.key}
     r = subprocess.run(["node", str(example)], capture_output=True, text=True, timeout=120, env=env)
@@ -77,7 +77,8 @@ def _run(example: Path, server: LevyServer) -> dict[str, Any]:
 
 
 def test_node_client_first_calls_and_rich_errors(node_client: Path, limited: LevyServer) -> None:
-    report = _run(node_client, limited)
+    tenant = create_tenant(limited.database_url)
+    report = _run(node_client, limited, tenant)
     assert report["registration"] == "US-ST-TX"
 
     codes = sorted(c["code"] for c in TAX_CODES["tax_codes"])
@@ -111,3 +112,9 @@ def test_node_client_first_calls_and_rich_errors(node_client: Path, limited: Lev
     assert limited_["httpStatus"] == 429 and limited_["errors"][0]["code"] == "rate_limit_error"
     assert 1 <= limited_["retryDelaySeconds"] <= 20  # the next token comes within 1 / 0.05 s
     assert "type.googleapis.com/google.rpc.RetryInfo" in limited_["detailTypes"]
+
+    # Run again as the same organization: Texas is already registered (ALREADY_EXISTS `conflict`, the
+    # existing registration's id in meta), which the program reports and goes on from.
+    again = _run(node_client, limited, tenant)
+    assert again["registration"].startswith("already registered: reg_")
+    assert again["calculation"]["tax_amount"] == "625" and again["transaction"]["status"] == "finalized"

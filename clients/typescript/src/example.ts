@@ -37,10 +37,17 @@ async function main(): Promise<void> {
   const md = () => levy.metadata();
   const report: Record<string, unknown> = {};
 
-  // Tax is charged where the organization is registered: register Texas.
-  const registration = await call(admin.organization.createRegistration, admin.organization,
-    { registration: { id: "", jurisdiction: "US-ST-TX", effectiveFrom: "2020-01-01" } }, admin.metadata());
-  report.registration = registration.jurisdiction;
+  // Tax is charged where the organization is registered: register Texas
+  // (a registration already in force there is refused with reason `conflict`).
+  try {
+    const registration = await call(admin.organization.createRegistration, admin.organization,
+      { registration: { id: "", jurisdiction: "US-ST-TX", effectiveFrom: "2020-01-01" } }, admin.metadata());
+    report.registration = registration.jurisdiction;
+  } catch (e) {
+    const error = decodeError(e as ServiceError);
+    if (error?.reason !== "conflict") throw e;
+    report.registration = `already registered: ${error.errors[0].meta?.["existing_registration_id"]}`;
+  }
 
   // Every product tax code, 50 a page, following starting_after.
   const codes: string[] = [];
