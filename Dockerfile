@@ -22,8 +22,11 @@ USER levy
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8080 50051
+# The virtualenv's interpreter by path, in exec form: no shell and no `python`
+# on PATH needed (a base image without one still runs the check). It asks the
+# port of LEVY_HTTP_ADDRESS; a 503 (shutting down) or no answer fails.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=2).status == 200 else 1)"
+  CMD ["/opt/levy/bin/python", "-c", "import os, sys, urllib.request; port = os.environ.get('LEVY_HTTP_ADDRESS', ':8080').rsplit(':', 1)[1]; sys.exit(0 if urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=2).status == 200 else 1)"]
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["levy"]
 CMD ["serve"]

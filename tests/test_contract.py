@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +56,20 @@ def test_api_md_lists_every_success_status_but_200() -> None:
     assert documented == expected
     create_transaction = next(m for m in methods() if m.name == "CreateTransaction")
     assert create_transaction.success_status == 200 and "`POST /transactions` creates a transaction and answers **200**" in text
+
+
+def test_vendored_google_protos_are_the_ones_the_server_uses() -> None:
+    """protos/google/ holds unmodified copies of the googleapis protos: the
+    google/rpc ones describe exactly the messages the server packs into
+    grpc-status-details-bin (googleapis-common-protos' Python code)."""
+    import google.api
+    import google.rpc
+
+    for package in (google.api, google.rpc):
+        vendored = sorted((ROOT / "protos" / package.__name__.replace(".", "/")).glob("*.proto"))
+        assert vendored, package.__name__
+        installed = Path(package.__path__[0])
+        for path in vendored:
+            assert path.read_bytes() == (installed / path.name).read_bytes(), f"{path} differs from {installed}"
+    assert {p.name for p in (ROOT / "protos" / "google" / "rpc").glob("*.proto")} >= {
+        "status.proto", "error_details.proto", "code.proto"}

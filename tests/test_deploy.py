@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import kubernetes_validate
 import pytest
 import yaml
+
+from levyserver import ROOT, start_server
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 K8S = sorted((DEPLOY / "k8s").glob("*.yaml"))
@@ -43,3 +49,29 @@ def test_compose_has_two_replicas_postgres_redis_and_envoy() -> None:
              for e in clusters["levy_grpc"]["load_assignment"]["endpoints"][0]["lb_endpoints"]}
     assert hosts == {"levy-1", "levy-2"}
     assert "grpc_health_check" in clusters["levy_grpc"]["health_checks"][0]
+
+
+def _healthcheck_command() -> list[str]:
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    line = next(x for x in text.splitlines() if x.startswith("HEALTHCHECK"))
+    return json.loads(line[line.index(" CMD ") + len(" CMD "):])  # type: ignore[no-any-return]
+
+
+def test_dockerfile_healthcheck_runs_the_virtualenv_python_by_path() -> None:
+    """Exec form naming the interpreter of the virtualenv the build stage creates
+    and the runtime stage copies: no shell and no `python` on PATH needed."""
+    text = (ROOT / "Dockerfile").read_text()
+    venv = re.search(r"python -m venv (\S+)", text)
+    assert venv and f"COPY --from=build {venv.group(1)} {venv.group(1)}" in text
+    assert _healthcheck_command()[:2] == [f"{venv.group(1)}/bin/python", "-c"]
+
+
+def test_dockerfile_healthcheck_passes_on_a_serving_levy_and_fails_on_none(tmp_path: Path) -> None:
+    command = [sys.executable, *_healthcheck_command()[1:]]
+    srv = start_server(f"sqlite+aiosqlite:///{tmp_path}/levy.db", tmp_path)
+    env = {"PATH": "/nonexistent", "LEVY_HTTP_ADDRESS": "0.0.0.0:" + srv.http_url.rsplit(":", 1)[1]}
+    try:
+        assert subprocess.run(command, env=env, capture_output=True, timeout=10).returncode == 0
+    finally:
+        assert srv.stop() == 0, srv.log()
+    assert subprocess.run(command, env=env, capture_output=True, timeout=10).returncode == 1
