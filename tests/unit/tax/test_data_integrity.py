@@ -9,6 +9,7 @@ from importlib import resources
 import pytest
 
 from levy.domain.tax.codes import parse_tax_codes
+from levy.domain.tax.taxability import THRESHOLD_MODES
 from levy.rates.builtin import load_states, load_taxability
 
 STATES = {s.code: s for s in load_states()}
@@ -73,7 +74,7 @@ def test_every_rule_has_source_dates_and_valid_shape():
             if r["treatment"] == "percentage":
                 assert 0 < float(r["percent"]) < 1
             if r["treatment"] == "threshold":
-                assert r["threshold"] > 0 and r["threshold_mode"] in ("exempt_below", "exempt_up_to")
+                assert r["threshold"] > 0 and r["threshold_mode"] in THRESHOLD_MODES
             assert all(a.startswith("_") for a in r["attributes"])
 
 

@@ -24,8 +24,30 @@ from levy.domain.periods import within
 
 Treatment = Literal["taxable", "exempt", "reduced", "percentage", "threshold"]
 LocalMode = Literal["follow", "exempt", "taxable"]
-ThresholdMode = Literal["exempt_below", "exempt_up_to"]
+ThresholdMode = Literal["exempt_below", "exempt_at_or_below", "exempt_up_to", "rate_above"]
 TREATMENTS = ("taxable", "exempt", "reduced", "percentage", "threshold")
+LOCAL_MODES = ("follow", "exempt", "taxable")
+THRESHOLD_MODES = ("exempt_below", "exempt_at_or_below", "exempt_up_to", "rate_above")
+LOCAL_TYPES = ("county", "city", "special")
+
+
+@dataclass(frozen=True, slots=True)
+class LocalException:
+    """A local row treated otherwise than the rule's ``local`` says.
+
+    Matches a local (non-statewide) row whose type is in ``types`` (all local
+    types when empty) and whose code starts with one of ``codes`` (any code when
+    empty). ``local`` is what happens there (``exempt``, ``taxable`` at the row's
+    own rate, or ``follow`` the rule's treatment); ``rate`` replaces the row's
+    rate when given (a county food rate below its general rate)."""
+
+    local: LocalMode
+    types: frozenset[str] = frozenset()
+    codes: tuple[str, ...] = ()
+    rate: Decimal | None = None
+
+    def matches(self, jtype: str, code: str) -> bool:
+        return (not self.types or jtype in self.types) and (not self.codes or code.startswith(self.codes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +60,19 @@ class Rule:
     * ``threshold``: ``exempt_below`` exempts items whose per-item price is
       below ``threshold`` (minor units); ``exempt_up_to`` exempts the first
       ``threshold`` of each item and taxes the excess.
+      ``exempt_at_or_below`` exempts items priced at or below ``threshold``;
+      ``rate_above`` taxes the state row at ``rate`` when the per-item price is
+      above ``threshold`` (CT luxury goods 7.75%), else at the state rate.
     * ``local``: ``follow`` (same treatment, local rates), ``exempt`` or
       ``taxable`` (full local tax even where the state exempts).
     * ``local_rate``: rate of the statewide mandatory local portion under this
       rule (e.g. VA groceries 1%, UT groceries 1.25%).
+    * ``local_exceptions``: local rows treated otherwise (first match wins).
+    * ``detail``: said on every tax row of a line the rule decides (a cautious
+      default, the condition the request does not carry); ``depends_on``: the
+      attributes that would change the answer; ``note``: for reviewers only.
+    * ``unsourced``: the value could not be confirmed from a source; ``source``
+      then says what was checked. ``source_url``: the primary link (docs).
     """
 
     state: str
@@ -58,6 +89,12 @@ class Rule:
     threshold_mode: ThresholdMode | None = None
     local: LocalMode = "follow"
     local_rate: Decimal | None = None
+    local_exceptions: tuple[LocalException, ...] = ()
+    detail: str = ""
+    depends_on: tuple[str, ...] = ()
+    note: str = ""
+    unsourced: bool = False
+    source_url: str = ""
 
     def covers(self, on: date) -> bool:
         return within(on, self.effective_from, self.effective_to)
@@ -84,6 +121,10 @@ class Taxability:
     def states(self) -> frozenset[str]:
         return self._states
 
+    def all_rules(self, state: str) -> tuple[Rule, ...]:
+        """Every rule of ``state``, by code then most attributes first."""
+        return tuple(r for (s, _), rs in sorted(self._index.items()) if s == state for r in rs)
+
     def rules(self, state: str, code: str) -> tuple[Rule, ...]:
         return self._index.get((state, code), ())
 
@@ -101,4 +142,5 @@ class Taxability:
             for r in self._index.get((state, prefix), ()):
                 if r.covers(on) and r.attributes <= attrs:
                     return r
-        return Rule(state, "", frozenset(), "taxable", DEFAULT_RULE_NAME, "default: tangible personal property", date.min)
+        return Rule(state, "", frozenset(), "taxable", DEFAULT_RULE_NAME, "default: tangible personal property", date.min,
+                    unsourced=True)

@@ -1,0 +1,113 @@
+"""Coverage of the taxability data (issue 18): every (state, tax code) pair has a treatment with a
+source or an explicit ``"unsourced": true``; audited states answer every catalogue group explicitly;
+no overlapping dated entries; docs/taxability.md is up to date."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from levy.domain.tax.taxability import DEFAULT_RULE_NAME
+from levy.domain.taxcodes import load_catalogue
+from levy.rates.builtin import load_states, load_taxability
+from levy.rates.taxability_docs import current, leaf_codes
+
+RULES = load_taxability()
+CATALOGUE = load_catalogue()
+CODES = leaf_codes(t.code for t in CATALOGUE.tax_codes)
+ATTRIBUTES = {a.code for a in CATALOGUE.attributes}
+STATES = sorted(s.code for s in load_states())
+NO_SALES_TAX = frozenset(s.code for s in load_states() if not s.has_sales_tax)
+ON = date(2026, 3, 15)
+
+# States whose data was audited against sources for issue 18 (every catalogue group answered by an
+# explicit rule). i18-tax-a: AK..MS; i18-tax-b fills AUDITED_B; the lead unions them at merge.
+AUDITED_A = frozenset(["AK", "AL", "AR", "AZ", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "IA", "ID", "IL", "IN", "KS", "KY", "LA", "MA", "MD", "ME", "MI", "MN", "MO", "MS"])
+AUDITED_B: frozenset[str] = frozenset("MT NC ND NE NH NJ NM NV NY OH OK OR PA PR RI SC SD TN TX UT VA VT WA WI WV WY DC".split())
+AUDITED = AUDITED_A | AUDITED_B
+
+
+def _files() -> dict[str, dict]:
+    folder = resources.files("levy.data.tax").joinpath("taxability")
+    return {e.name[:-5]: json.loads(e.read_text(encoding="utf-8")) for e in folder.iterdir() if e.name.endswith(".json")}
+
+
+FILES = _files()
+
+
+@pytest.mark.parametrize("state", sorted(AUDITED & NO_SALES_TAX))
+def test_state_without_sales_tax_says_so(state):
+    root = RULES.lookup(state, None, frozenset(), ON)
+    assert root.code == "" and root.source and "no" in root.name.lower()
+
+
+def test_one_file_per_state_dc_and_pr():
+    assert len(FILES) == 52 and sorted(FILES) == STATES
+    assert all(raw["state"] == st for st, raw in FILES.items())
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_every_code_has_a_sourced_treatment(state):
+    missing = []
+    for code in CODES:
+        r = RULES.lookup(state, code, frozenset(), ON)
+        if r.name == DEFAULT_RULE_NAME and r.source.startswith("default"):
+            missing.append(f"{code}: no rule (not even the state's default)")
+        elif not (r.source.strip() or r.unsourced):
+            missing.append(f"{code}: {r.name!r} has no source and no unsourced mark")
+    assert missing == []
+
+
+@pytest.mark.parametrize("state", sorted(AUDITED - NO_SALES_TAX))
+def test_audited_state_answers_every_group_explicitly(state):
+    vague = []
+    for code in CODES:
+        r = RULES.lookup(state, code, frozenset(), ON)
+        if r.code.count(".") < 1 and r.code != code:
+            vague.append(f"{code} decided by {r.code or 'the default'} rule {r.name!r}")
+    assert vague == []
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_dated_entries_do_not_overlap_and_attributes_exist(state):
+    problems = []
+    seen: dict[tuple[str, tuple[str, ...]], list[tuple[date, date]]] = {}
+    for r in RULES.all_rules(state):
+        for a in [*r.attributes, *r.depends_on]:
+            if a not in ATTRIBUTES:
+                problems.append(f"{r.code}: unknown attribute {a}")
+        if r.effective_to is not None and r.effective_to < r.effective_from:
+            problems.append(f"{r.code}: ends before it starts")
+        end = r.effective_to or date.max
+        for start, stop in seen.setdefault((r.code, tuple(sorted(r.attributes))), []):
+            if r.effective_from <= stop and start <= end:
+                problems.append(f"{r.code} {sorted(r.attributes)}: {r.effective_from} overlaps {start}..{stop}")
+        seen[(r.code, tuple(sorted(r.attributes)))].append((r.effective_from, end))
+    assert problems == []
+
+
+def test_generated_docs_are_up_to_date():
+    path = Path(__file__).resolve().parents[3] / "docs" / "taxability.md"
+    assert path.read_text(encoding="utf-8") == current(), "run scripts/gen-taxability-docs"
+
+
+@pytest.mark.parametrize("state, code, cell", [
+    ("AR", "FOOD.GROCERY.GENERAL", "E+L"),  # state 0% from 2026 (Act 1008), local taxes apply
+    ("AL", "FOOD.GROCERY.GENERAL", "R 2%"),  # reduced state food rate
+    ("CT", "CLOTHING.APPAREL.GENERAL", "7.75%>$1,000"),  # luxury rate above $1,000 per item
+    ("MA", "CLOTHING.APPAREL.GENERAL", "E first $175"),
+    ("AZ", "SERVICES.INSTALLATION.REAL_PROPERTY", "P 65%"),
+    ("CA", "MEDICAL.DEVICES.PROSTHETIC", "T*"),  # changes with _PRESCRIPTION
+    ("IL", "MEDICAL.DEVICES.MOBILITY", "R 1% L0"),
+])
+def test_matrix_cells(state, code, cell):
+    text = current()
+    header = next(line for line in text.splitlines() if line.startswith("| Tax code |") and f" {state} " in line)
+    cols = [c.strip() for c in header.strip("|").split("|")]
+    block = text[text.index(header):]
+    row = next(line for line in block.splitlines() if line.startswith(f"| {code} |"))
+    assert [c.strip() for c in row.strip("|").split("|")][cols.index(state)] == cell
