@@ -3,7 +3,7 @@ dates that reports, returns and nexus studies take."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from typing import Final
 
 from levy.domain.errors import ValidationFailed
@@ -31,3 +31,22 @@ def check_report_date(on: date, *, pointer: str | None = None, parameter: str | 
         f"{FIRST_DATE.isoformat()} to {LAST_DATE.isoformat()}.",
         pointer=pointer, parameter=parameter, input=on.isoformat(),
     )
+
+
+def calendar_months(start: date, end: date) -> list[tuple[date, date]]:
+    """The calendar months that the inclusive range [start, end] touches, in order, each
+    as its first and last day clipped to the range (so the first and last may be partial)."""
+    out: list[tuple[date, date]] = []
+    first = start
+    while first <= end:
+        next_first = date(first.year + (first.month == 12), first.month % 12 + 1, 1)
+        out.append((first, min(end, next_first - timedelta(days=1))))
+        first = next_first
+    return out
+
+
+def trailing_months(today: date, months: int = 12) -> tuple[date, date]:
+    """The ``months`` calendar months up to ``today``: the first day of the month
+    ``months - 1`` before today's, and today (12 on 2026-11-24: 2025-12-01..2026-11-24)."""
+    index = today.year * 12 + today.month - 1 - (months - 1)
+    return date(index // 12, index % 12 + 1, 1), today

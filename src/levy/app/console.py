@@ -1,0 +1,250 @@
+"""The web console's people, sessions and audit log (issue 21): the application
+core the console transport and ``levy users`` call. Rules are in
+``levy.domain.console``; SQL in ``levy.store.console``.
+
+Passwords are argon2id hashes (argon2-cffi's defaults: 64 MiB, 3 passes). Sign-in
+is throttled per account and per client address with the same GCRA limiter as the
+API (Redis when configured, so that replicas share it). A session is a random token
+in an HttpOnly cookie; only its SHA-256 is stored, with its CSRF token and expiry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.domain import console as rules
+from levy.domain import ids
+from levy.domain.errors import (
+    Conflict,
+    ErrorCollector,
+    FailedPrecondition,
+    NotFound,
+    RateLimited,
+    Unauthenticated,
+    ValidationFailed,
+)
+from levy.domain.ratelimit import Limit
+from levy.store.console import AuditRecord, SessionRecord, SqlConsole, UserRecord
+
+_hasher = PasswordHasher()
+# Verified when the email is unknown, so that a wrong email takes as long as a wrong password.
+_DUMMY_HASH = _hasher.hash("levy-console-no-such-user")
+SIGN_IN_FAILED = "The email or password is wrong."
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+async def hash_password(password: str) -> str:
+    return await asyncio.to_thread(_hasher.hash, password)
+
+
+async def _verify(password_hash: str, password: str) -> bool:
+    def check() -> bool:
+        try:
+            return _hasher.verify(password_hash, password)
+        except (VerificationError, InvalidHashError):
+            return False
+
+    return await asyncio.to_thread(check)
+
+
+def principal(user: UserRecord) -> rules.Principal:
+    admin, _ = rules.ROLES[user.role]
+    return rules.Principal(id=user.id, organization_id=user.organization_id, name=user.email, admin=admin)
+
+
+def may_write(user: UserRecord) -> bool:
+    return rules.ROLES[user.role][1]
+
+
+# ------------------------------------------------------------------ users
+
+
+async def create_user(conn: AsyncConnection, org: str, email: str, role: str,
+                      password: str | None = None) -> tuple[UserRecord, str | None]:
+    """A user of ``org``. Without ``password`` a one-time password is made (returned;
+    it must be changed at first sign-in). Returns the user and that password."""
+    email = rules.normalize_email(email)
+    errors = ErrorCollector()
+    rules.check_email(email, errors)
+    rules.check_role(role, errors)
+    if password is not None:
+        rules.check_password(password, email, errors)
+    errors.raise_any()
+    store = SqlConsole(conn)
+    if await store.user_by_email(email) is not None:
+        raise Conflict(f"A console user with the email {email} exists.", pointer="/email")
+    one_time = None
+    if password is None:
+        one_time = password = rules.one_time_password()
+    now = utcnow()
+    user = UserRecord(id=ids.new_id(ids.PREFIXES["console_user"]), organization_id=org, email=email,
+                      password_hash=await hash_password(password), role=role,
+                      must_change_password=one_time is not None, created_at=now, updated_at=now)
+    await store.insert_user(user)
+    return user, one_time
+
+
+async def list_users(conn: AsyncConnection, org: str) -> list[UserRecord]:
+    return await SqlConsole(conn).users(org)
+
+
+async def remove_user(conn: AsyncConnection, org: str, user_id: str, *, acting: UserRecord) -> UserRecord:
+    store = SqlConsole(conn)
+    user = await store.user(org, user_id)
+    if user is None:
+        raise NotFound(f"No console user {user_id}.")
+    if user.id == acting.id:
+        raise FailedPrecondition("You cannot remove yourself; ask another admin.")
+    await store.delete_user(user.id)
+    return user
+
+
+async def change_password(conn: AsyncConnection, user: UserRecord, session_id: str, current: str, new: str,
+                          confirm: str) -> None:
+    """Change ``user``'s password after checking the current one; the user's other
+    sessions end."""
+    errors = ErrorCollector()
+    if not await _verify(user.password_hash, current):
+        errors.errors.append(ValidationFailed("The current password is wrong.", pointer="/current_password"))
+    rules.check_password(new, user.email, errors, "/new_password")
+    if new != confirm:
+        errors.errors.append(ValidationFailed("The two new passwords differ.", pointer="/confirm_password"))
+    errors.raise_any()
+    store = SqlConsole(conn)
+    await store.update_user(user.id, password_hash=await hash_password(new), must_change_password=False,
+                            updated_at=utcnow())
+    await store.delete_sessions_of(user.id, keep=session_id)
+
+
+async def set_password(conn: AsyncConnection, email: str, password: str) -> UserRecord:
+    """The operator's reset (``levy users set-password``): every session of the user ends."""
+    email = rules.normalize_email(email)
+    store = SqlConsole(conn)
+    user = await store.user_by_email(email)
+    if user is None:
+        raise NotFound(f"No console user {email}.")
+    errors = ErrorCollector()
+    rules.check_password(password, email, errors)
+    errors.raise_any()
+    await store.update_user(user.id, password_hash=await hash_password(password), must_change_password=False,
+                            updated_at=utcnow())
+    await store.delete_sessions_of(user.id)
+    return user
+
+
+# ------------------------------------------------------------------ sessions
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    token: str  # the cookie's value, never stored
+    session: SessionRecord
+    user: UserRecord
+
+
+class SignInThrottle:
+    """Attempts per minute per account and per client address (GCRA)."""
+
+    def __init__(self, limiter, per_account: int, per_address: int) -> None:  # type: ignore[no-untyped-def]
+        self.limiter = limiter
+        self.per_account = Limit(per_account / 60.0, per_account) if per_account > 0 else None
+        self.per_address = Limit(per_address / 60.0, per_address) if per_address > 0 else None
+
+    async def check(self, email: str, peer: str) -> None:
+        for subject, limit, what in (("console-signin-addr:" + peer, self.per_address, "this address"),
+                                     ("console-signin-acct:" + email, self.per_account, "this account")):
+            if limit is None:
+                continue
+            decision = await self.limiter.hit(subject, limit)
+            if not decision.allowed:
+                retry = decision.retry_after_seconds
+                raise RateLimited(f"Too many sign-in attempts for {what}. Try again in {retry} second(s).",
+                                  retry_after=retry, limit=decision.limit)
+
+
+async def sign_in(conn: AsyncConnection, email: str, password: str, *, session_hours: float) -> SignIn:
+    """A new session for the user with these credentials, or Unauthenticated (the
+    same answer for an unknown email and a wrong password)."""
+    email = rules.normalize_email(email)
+    store = SqlConsole(conn)
+    user = await store.user_by_email(email)
+    ok = await _verify(user.password_hash if user else _DUMMY_HASH, password)
+    if user is None or not ok:
+        raise Unauthenticated(SIGN_IN_FAILED)
+    now = utcnow()
+    token = rules.new_token()
+    session = SessionRecord(id=rules.token_hash(token), user_id=user.id, csrf_token=rules.new_token(),
+                            created_at=now, expires_at=now + timedelta(hours=session_hours))
+    await store.delete_expired_sessions(now)
+    await store.insert_session(session)
+    return SignIn(token, session, user)
+
+
+async def session_of(conn: AsyncConnection, token: str) -> tuple[SessionRecord, UserRecord] | None:
+    """The live session of a cookie's token, with its user; None when unknown or expired."""
+    found = await SqlConsole(conn).session(rules.token_hash(token))
+    if found is None or found[0].expires_at <= utcnow():
+        return None
+    return found
+
+
+async def sign_out(conn: AsyncConnection, session_id: str) -> None:
+    await SqlConsole(conn).delete_session(session_id)
+
+
+# ------------------------------------------------------------------ audit log
+
+
+async def record(conn: AsyncConnection, user: UserRecord, action: str, target: str, detail: str = "") -> None:
+    """One audit entry, in the transaction of the action it records."""
+    await SqlConsole(conn).insert_audit(AuditRecord(
+        id=ids.new_id(ids.PREFIXES["audit_entry"]), organization_id=user.organization_id, user_id=user.id,
+        actor_email=user.email, action=action, target=target, detail=detail[:500], created_at=utcnow()))
+
+
+async def audit_page(conn: AsyncConnection, org: str, before: str | None, limit: int = 50) -> tuple[list[AuditRecord], bool]:
+    return await SqlConsole(conn).audit_page(org, limit, before)
+
+
+# ------------------------------------------------------------------ certificate documents
+
+
+async def _owned_certificate(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str) -> None:
+    from levy.store.customers import SqlCustomers
+
+    if await SqlCustomers(conn).certificate(org, customer_id, certificate_id) is None:
+        raise NotFound(f"No certificate {certificate_id} for customer {customer_id}.")
+
+
+async def attach_document(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str, filename: str,
+                          data: bytes, max_bytes: int) -> dict[str, object]:
+    """Store the certificate's document (replacing one it had)."""
+    content_type = rules.document_type(data, max_bytes)
+    await _owned_certificate(conn, org, customer_id, certificate_id)
+    values: dict[str, object] = {
+        "id": ids.new_id(ids.PREFIXES["certificate_document"]), "organization_id": org, "certificate_id": certificate_id,
+        "filename": rules.document_filename(filename, content_type), "content_type": content_type,
+        "size": len(data), "data": data, "created_at": utcnow()}
+    await SqlConsole(conn).insert_document(values)
+    return values
+
+
+async def document(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str) -> dict[str, object]:
+    await _owned_certificate(conn, org, customer_id, certificate_id)
+    found = await SqlConsole(conn).document(org, certificate_id)
+    if found is None:
+        raise NotFound(f"Certificate {certificate_id} has no document.")
+    return found
+
+
+async def documents_of(conn: AsyncConnection, org: str, certificate_ids: list[str]) -> dict[str, dict[str, object]]:
+    return await SqlConsole(conn).documents_of(org, certificate_ids)

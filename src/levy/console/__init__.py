@@ -1,0 +1,20 @@
+"""The web console (issue 21): server-rendered pages under ``/console`` on the HTTP
+port, a third transport beside gRPC and REST.
+
+Every action calls the same RPC handlers through the same pipeline as the API
+(``Pipeline.admit_principal`` then ``Pipeline.run``): the signed-in user's
+principal stands where an API key would, so validation, authorization (admin-only
+methods) and errors are the API's. Views parse forms, call, and render templates;
+no business rule lives here or in a template. People, sessions and the audit log
+are ``levy.app.console``.
+
+Security: session cookie HttpOnly, SameSite=Strict, Secure when
+LEVY_CONSOLE_SECURE_COOKIES, with an expiry; a CSRF token on every form (the
+session's, or a double-submit cookie on the sign-in form); a strict
+Content-Security-Policy (no inline script or style); another organization's
+objects answer 404 because every call runs as the user's organization.
+"""
+
+from levy.console.app import Console
+
+__all__ = ["Console"]

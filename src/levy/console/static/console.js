@@ -1,0 +1,15 @@
+// The console works without this file; it only adds the copy buttons.
+document.addEventListener("click", function (event) {
+  var button = event.target.closest("button[data-copy]");
+  if (!button) return;
+  var field = document.getElementById(button.getAttribute("data-copy"));
+  if (!field) return;
+  field.select();
+  var done = function () { button.textContent = "Copied"; };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(field.value).then(done, function () { document.execCommand("copy"); done(); });
+  } else {
+    document.execCommand("copy");
+    done();
+  }
+});

@@ -1,0 +1,238 @@
+"""The web console in a real browser: Debian's chromium (``/usr/bin/chromium``,
+installed by ``.ci/run``) driven by Playwright, against a real ``levy serve``
+(SQLite). Few and fast: sign-in and sign-out, a key created and shown once (and
+refused by the API once revoked), a customer restored, keyboard navigation, and
+the phone width.
+
+Skipped with the reason when chromium or Playwright is missing, except under
+LEVY_TEST_REQUIRE_SERVICES=1 (CI), where that fails. With
+LEVY_CONSOLE_SCREENSHOTS=DIR the tests save screenshots of the pages at desktop
+and phone widths there (docs/images/console holds the ones in docs/console.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from consolekit import create_user, in_thread
+from levyserver import LevyServer, Tenant, _create_tenant, fresh_database, start_server
+
+CHROMIUM = "/usr/bin/chromium"
+PHONE = {"width": 375, "height": 740}
+DESKTOP = {"width": 1280, "height": 800}
+
+
+def expect(locator: Any) -> Any:
+    from playwright.sync_api import expect as pw_expect
+
+    return pw_expect(locator)
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("LEVY_TEST_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"browser tests required (LEVY_TEST_REQUIRE_SERVICES=1) but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("Playwright is not installed (pip install -e '.[dev]')")
+    if not os.access(CHROMIUM, os.X_OK):
+        _unavailable(f"no chromium at {CHROMIUM} (.ci/run installs Debian's chromium package)")
+    pw = sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+    except Exception as e:  # pragma: no cover - depends on the machine
+        pw.stop()
+        _unavailable(f"chromium at {CHROMIUM} does not start: {e}")
+    yield b
+    b.close()
+    pw.stop()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LevyServer]:
+    with fresh_database("sqlite", tmp_path_factory.mktemp("browserdb")) as url:
+        srv = start_server(url, tmp_path_factory.mktemp("browserlogs"))
+        try:
+            yield srv
+        finally:
+            assert srv.stop() == 0
+
+
+@pytest.fixture(scope="module")
+def org(site: LevyServer) -> Tenant:
+    return in_thread(_create_tenant(site.database_url))
+
+
+def shot(page: Any, name: str) -> None:
+    target = os.environ.get("LEVY_CONSOLE_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(target) / f"{name}.png"), full_page=True)
+
+
+def sign_in(page: Any, site: LevyServer, address: str, password: str) -> None:
+    page.goto(site.http_url + "/console/")
+    page.get_by_label("Email").fill(address)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+
+
+@pytest.fixture
+def admin_page(browser: Any, site: LevyServer, org: Tenant) -> Iterator[Any]:
+    address, password = create_user(site.database_url, org.organization_id)
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    sign_in(page, site, address, password)
+    page.wait_for_url("**/console/customers")
+    yield page
+    context.close()
+
+
+def test_sign_in_and_sign_out(browser: Any, site: LevyServer, org: Tenant) -> None:
+    address, password = create_user(site.database_url, org.organization_id)
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    page.goto(site.http_url + "/console/keys")
+    assert page.url.endswith("/console/sign-in")
+    shot(page, "sign-in-desktop")
+    sign_in(page, site, address, "wrong password, surely")
+    assert page.get_by_role("alert").inner_text() == "The email or password is wrong."
+    sign_in(page, site, address, password)
+    page.wait_for_url("**/console/customers")
+    assert page.get_by_role("heading", level=1).inner_text() == "Customers"
+    cookie = next(c for c in context.cookies() if c["name"] == "levy_session")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert page.evaluate("document.cookie").find("levy_session") == -1  # not readable by scripts
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url("**/console/sign-in")
+    page.goto(site.http_url + "/console/customers")
+    assert page.url.endswith("/console/sign-in")
+    context.close()
+
+
+def test_a_key_is_shown_once_and_refused_once_revoked(admin_page: Any, site: LevyServer) -> None:
+    page = admin_page
+    page.get_by_role("link", name="Developers").click()
+    name = "browser key " + uuid.uuid4().hex[:6]
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("Role").select_option("plain")
+    page.get_by_role("button", name="Create key").click()
+    secret = page.get_by_label("The new key's secret").input_value()
+    assert secret.startswith("levy_sk_")
+    shot(page, "keys-created-desktop")
+    page.get_by_role("button", name="Copy").click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert httpx.get(site.http_url + "/customers", headers={"X-API-Key": secret}).status_code == 200
+    page.goto(site.http_url + "/console/keys")
+    assert secret not in page.content()  # shown once
+    page.get_by_role("button", name=f"Revoke key {name}").click()
+    page.wait_for_url("**/console/keys")
+    row = page.locator("tr", has_text=name)
+    assert "revoked" in row.inner_text()
+    assert httpx.get(site.http_url + "/customers", headers={"X-API-Key": secret}).status_code == 401
+
+
+def test_a_customer_deleted_through_the_api_is_restored_in_the_console(admin_page: Any, site: LevyServer,
+                                                                       org: Tenant) -> None:
+    page = admin_page
+    api = httpx.Client(base_url=site.http_url, headers={"X-API-Key": org.admin_key})
+    tag = uuid.uuid4().hex[:8]
+    cust = api.post("/customers", json={"source_id": "b-" + tag, "name": f"Grace {tag}",
+                                        "email": f"grace-{tag}@example.com"}).json()
+    assert api.delete(f"/customers/{cust['id']}").status_code == 204
+    page.get_by_role("link", name="Show deleted customers").click()
+    page.get_by_label("Search source id, name or email").fill(tag)
+    page.get_by_label("Search source id, name or email").press("Enter")
+    shot(page, "customers-deleted-desktop")
+    page.get_by_role("button", name=f"Restore Grace {tag}").click()
+    page.wait_for_url(f"**/console/customers/{cust['id']}")
+    assert page.get_by_role("heading", level=1).inner_text() == f"Grace {tag}"
+    shot(page, "customer-desktop")
+    assert api.get(f"/customers/{cust['id']}").status_code == 200
+    api.close()
+
+
+def test_keyboard_navigation(admin_page: Any) -> None:
+    page = admin_page
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+    # From the top, Tab reaches every navigation link in order, then the sign-out button.
+    page.reload()
+    seen = []
+    for _ in range(13):
+        page.keyboard.press("Tab")
+        seen.append(page.evaluate("document.activeElement.textContent.trim()"))
+    assert seen == ["Skip to content", "Customers", "Transactions", "Calculator", "Developers", "Organization", "Nexus", "Returns", "People", "Audit log",
+                    "Password", "Sign out", ""]
+    # The focused search field (its label) and Enter submit the form without a mouse.
+    assert page.evaluate("document.activeElement.labels[0].textContent") == "Search source id, name or email"
+    page.keyboard.type("nobody-" + uuid.uuid4().hex[:6])
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r".*/console/customers\?q=nobody-.*"))
+    assert "No customers match" in page.content()
+    # Every form field has a label.
+    unlabelled = page.evaluate("""[...document.querySelectorAll('input:not([type=hidden]), select')]
+        .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).length""")
+    assert unlabelled == 0
+
+
+def test_phone_width(browser: Any, site: LevyServer, org: Tenant) -> None:
+    address, password = create_user(site.database_url, org.organization_id)
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.goto(site.http_url + "/console/sign-in")
+    shot(page, "sign-in-phone")
+    sign_in(page, site, address, password)
+    page.wait_for_url("**/console/customers")
+    for path, name in (("/console/customers", "customers-phone"), ("/console/keys", "keys-phone"),
+                       ("/console/audit", "audit-phone"), ("/console/users", "people-phone"),
+                       ("/console/organization", "organization-phone"), ("/console/nexus", "nexus-phone"),
+                       ("/console/transactions", "transactions-phone"), ("/console/returns", "returns-phone"),
+                       ("/console/calculator", "calculator-phone")):
+        page.goto(site.http_url + path)
+        # Nothing wider than the screen but the tables' own scroll boxes.
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], path
+        assert page.get_by_role("button", name="Sign out").is_visible()
+        shot(page, name)
+    context.close()
+
+
+def test_a_certificate_with_its_document_is_attached_and_approved(admin_page: Any, site: LevyServer, org: Tenant,
+                                                                  tmp_path: Path) -> None:
+    # The browser's own multipart upload (not a test client's), then approval, seen by the API.
+    page = admin_page
+    api = httpx.Client(base_url=site.http_url, headers={"X-API-Key": org.admin_key})
+    cust = api.post("/customers", json={"source_id": "cert-" + uuid.uuid4().hex[:8], "name": "Certified"}).json()
+    scan = tmp_path / "resale.pdf"
+    scan.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    page.goto(f"{site.http_url}/console/customers/{cust['id']}")
+    page.get_by_label("Jurisdiction (e.g. US-ST-TX)").fill("US-ST-TX")
+    page.get_by_label("Type").select_option("resale")
+    page.get_by_label("Valid from").fill("2026-01-01")
+    page.get_by_label("Expires").fill("2030-12-31")
+    page.get_by_label("Document (PDF or image").set_input_files(str(scan))
+    page.get_by_role("button", name="Attach").click()
+    page.wait_for_url(re.compile(r".*#cexc_.*"))
+    cert_id = page.url.rsplit("#", 1)[1]
+    assert page.get_by_role("link", name="resale.pdf").is_visible()
+    page.get_by_role("button", name=f"Approve certificate {cert_id}").click()
+    page.wait_for_url(re.compile(r".*#cexc_.*"))
+    shot(page, "certificate-approved-desktop")
+    exemption = api.get(f"/customers/{cust['id']}").json()["exemption"]
+    assert [(j["jurisdiction"], j["status"], j.get("expires_at")) for j in exemption["jurisdictions"]] == [
+        ("US-ST-TX", "valid", "2030-12-31")]
+    api.close()
