@@ -12,7 +12,6 @@ import pytest
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 
-from levy.app import services
 from levy.app.services import retry_write_conflicts
 from levy.domain.errors import Unavailable
 from levy.store.db import create_engine, is_write_conflict, transaction
@@ -94,11 +93,7 @@ def test_inside_a_request_transaction_the_conflict_goes_up_at_once(deadlock: Bas
         raise deadlock
 
     async def inside() -> None:
-        token = services._request_tx.set(object())  # type: ignore[arg-type]
-        try:
-            await retry_write_conflicts(work)
-        finally:
-            services._request_tx.reset(token)
+        await retry_write_conflicts(work, in_request_transaction=True)
 
     with pytest.raises(sa_exc.DBAPIError):
         asyncio.run(inside())

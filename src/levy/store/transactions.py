@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
 from levy.domain.transaction_records import StoredLine, TransactionRecord
 from levy.domain.transactions import ListFilters, TaxState
+from levy.store.rows import insert_rows, insert_together
 from levy.store.tables.transactions import (
     transaction_line_taxes as taxes_t,
 )
@@ -88,7 +89,8 @@ def _line_rows(rec: TransactionRecord) -> tuple[list[dict[str, Any]], list[dict[
             "amount": r.amount, "taxable_amount": r.taxable_amount, "tax_amount": r.tax_amount,
             "tax_amount_before_discounts": r.tax_amount_before_discounts,
             "discounts": json.dumps([[d.id, d.amount, d.tax_amount_reduction] for d in r.discounts]),
-            "detail": r.detail, "resolution": r.resolution or None,
+            "detail": r.detail, "resolution": r.resolution or None, "sourcing": r.sourcing or None,
+            "ship_from": json.dumps(ln.ship_from, separators=(",", ":")) if ln.ship_from is not None else None,
         })
         for tpos, t in enumerate(r.taxes):
             taxes.append({
@@ -99,6 +101,7 @@ def _line_rows(rec: TransactionRecord) -> tuple[list[dict[str, Any]], list[dict[
                 "taxable_base": t.taxable_base, "tax_amount": t.tax_amount,
                 "tax_amount_before_discounts": t.tax_amount_before_discounts, "is_registered": t.is_registered,
                 "rule_name": t.rule_name, "exempt_reason": t.exempt_reason, "detail": t.detail,
+                "sourcing": t.sourcing or None,
             })
     for apos, (code, amount) in enumerate(rec.allocations):
         allocs.append({"transaction_id": rec.id, "position": apos, "organization_id": rec.organization_id,
@@ -107,10 +110,11 @@ def _line_rows(rec: TransactionRecord) -> tuple[list[dict[str, Any]], list[dict[
 
 
 async def _insert_children(conn: AsyncConnection, rec: TransactionRecord) -> None:
+    """The lines, their rows and the attribution: one ``executemany`` each (after the transaction's
+    own row, so that the driver's transaction is open: :mod:`levy.store.rows`)."""
     lines, taxes, allocs = _line_rows(rec)
     for table, rows in ((lines_t, lines), (taxes_t, taxes), (alloc_t, allocs)):
-        if rows:
-            await conn.execute(insert(table), rows)
+        await insert_rows(conn, table, rows)
 
 
 async def _delete_children(conn: AsyncConnection, organization_id: str, transaction_id: str) -> None:
@@ -133,7 +137,7 @@ async def _load(conn: AsyncConnection, organization_id: str, rows: Sequence[Any]
         taxes.setdefault((t.transaction_id, t.line_position), []).append(TaxRow(
             t.jurisdiction_code, t.jurisdiction_name, t.jurisdiction_type, Decimal(t.tax_rate), t.taxable_base,
             t.tax_amount, t.is_registered, t.rule_name, t.detail, t.tax_type, t.exempt_reason,
-            t.tax_amount_before_discounts,
+            t.tax_amount_before_discounts, t.sourcing or "",
         ))
     lines: dict[str, list[StoredLine]] = {}
     for ln in await conn.execute(
@@ -144,10 +148,11 @@ async def _load(conn: AsyncConnection, organization_id: str, rows: Sequence[Any]
             ln.line_id, ln.tax_amount, ln.tax_amount_before_discounts,
             tuple(taxes.get((ln.transaction_id, ln.position), ())),
             tuple(DiscountResult(*d) for d in json.loads(ln.discounts)),
-            ln.amount, ln.taxable_amount, False, ln.detail, ln.resolution or "",
+            ln.amount, ln.taxable_amount, False, ln.detail, ln.resolution or "", ln.sourcing or "",
         )
         lines.setdefault(ln.transaction_id, []).append(
-            StoredLine(json.loads(ln.input), result, ln.customer_id, ln.product_id)
+            StoredLine(json.loads(ln.input), result, ln.customer_id, ln.product_id,
+                       json.loads(ln.ship_from) if ln.ship_from else None)
         )
     allocs: dict[str, list[tuple[str, int]]] = {}
     for a in await conn.execute(
@@ -263,36 +268,44 @@ async def marked_products(conn: AsyncConnection, organization_id: str, product_i
 
 
 async def insert_transaction(conn: AsyncConnection, rec: TransactionRecord) -> str | None:
-    """Insert ``rec`` with its lines. Returns None, or the id of the transaction that
-    already holds ``rec.reference_id`` (the unique index decides, so two concurrent
-    creates of one reference yield one transaction)."""
-    try:
-        async with conn.begin_nested():
-            await conn.execute(insert(txn_t).values(**_txn_row(rec)))
-    except IntegrityError:
-        if rec.reference_id is None:
-            raise
-        existing = await id_of_reference(conn, rec.organization_id, rec.reference_id)
-        if existing is None:
-            raise
+    """Insert ``rec`` with its lines: one statement for the transaction, one for its lines,
+    one for their rows (and one for a tax-only attribution). Returns None, or the id of the
+    transaction that already holds ``rec.reference_id`` (the unique index decides, so two
+    concurrent creates of one reference yield one transaction)."""
+    # When the reference id may be taken, the unique index ``(organization_id, reference_id)``
+    # decides in the one statement (nothing inserted when it is), with no savepoint around it.
+    unless = ("organization_id", "reference_id") if rec.reference_id is not None else ()
+    lines, taxes, allocs = _line_rows(rec)
+    children = ((lines_t, lines), (taxes_t, taxes), (alloc_t, allocs))
+    if not await insert_together(conn, txn_t, _txn_row(rec), unless=unless, then=children):
+        existing = await id_of_reference(conn, rec.organization_id, rec.reference_id or "")
+        if existing is None:  # pragma: no cover - the conflict was not on the reference id
+            raise RuntimeError(f"transaction {rec.id} was not inserted")
         return existing
-    await _insert_children(conn, rec)
     return None
 
 
-async def update_transaction(conn: AsyncConnection, rec: TransactionRecord, *, lines_changed: bool) -> str | None:
+async def update_transaction(conn: AsyncConnection, rec: TransactionRecord, *, lines_changed: bool,
+                             reference_changed: bool = True) -> str | None:
     """Write ``rec`` over its row (and its lines when ``lines_changed``).
 
-    Returns None, or the id of the transaction already holding a changed ``reference_id``.
+    Returns None, or the id of the transaction already holding a changed ``reference_id``
+    (``reference_changed=False``: the caller knows it did not change; no savepoint around the
+    UPDATE then, since the unique index cannot refuse it).
     """
     values = _txn_row(rec)
     for k in ("id", "organization_id", "created_at"):
         values.pop(k)
+    statement = update(txn_t).where(txn_t.c.organization_id == rec.organization_id, txn_t.c.id == rec.id)
+    if not reference_changed:
+        await conn.execute(statement.values(**values))
+        if lines_changed:
+            await _delete_children(conn, rec.organization_id, rec.id)
+            await _insert_children(conn, rec)
+        return None
     try:
         async with conn.begin_nested():
-            await conn.execute(
-                update(txn_t).where(txn_t.c.organization_id == rec.organization_id, txn_t.c.id == rec.id).values(**values)
-            )
+            await conn.execute(statement.values(**values))
     except IntegrityError:
         if rec.reference_id is None:
             raise
@@ -304,3 +317,30 @@ async def update_transaction(conn: AsyncConnection, rec: TransactionRecord, *, l
         await _delete_children(conn, rec.organization_id, rec.id)
         await _insert_children(conn, rec)
     return None
+
+
+async def by_references(conn: AsyncConnection, organization_id: str, references: Iterable[str]) -> dict[str, TransactionRecord]:
+    """The stored transactions holding any of ``references``, by reference id (one query per 500
+    references, plus the three of their lines)."""
+    refs = list(dict.fromkeys(references))
+    rows: list[Any] = []
+    for start in range(0, len(refs), 500):
+        rows.extend((await conn.execute(select(txn_t).where(
+            txn_t.c.organization_id == organization_id, txn_t.c.reference_id.in_(refs[start:start + 500])
+        ))).all())
+    return {r.reference_id: r for r in await _load(conn, organization_id, rows)}
+
+
+async def insert_many(conn: AsyncConnection, recs: Sequence[TransactionRecord]) -> None:
+    """Insert new transactions with their lines, rows and attributions: one statement per table
+    whatever their number (the batch import). A reference id already held raises ``IntegrityError``."""
+    if not recs:
+        return
+    await conn.execute(insert(txn_t), [_txn_row(r) for r in recs])
+    children: tuple[list[dict[str, Any]], ...] = ([], [], [])
+    for r in recs:
+        for into, rows in zip(children, _line_rows(r), strict=True):
+            into.extend(rows)
+    for table, rows in zip((lines_t, taxes_t, alloc_t), children, strict=True):
+        if rows:
+            await conn.execute(insert(table), rows)

@@ -1,0 +1,187 @@
+"""POST /transactions/batch (issue 20): a seller's history, up to 1000 transactions per request.
+
+Each item is created with the rules of ``POST /transactions`` (:func:`levy.app.transactions.create`,
+inside the batch's one database transaction), except that ``filed`` is a valid status (history
+already reported). An item whose ``reference_id`` is already stored is ``existing``: the stored
+transaction is returned and nothing changes, so a batch sent again is safe. An item that breaks a
+rule is ``failed`` with its errors, pointed into the request (``/transactions/3/line_items/0/...``);
+the other items are stored all the same. Sales are created before credits, so that a credit may
+name a parent sent later in the same batch; a reference id sent twice fails the second item.
+See docs/transactions.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.app import transactions as service
+from levy.app.context import CallContext
+from levy.domain.errors import ErrorItem, LevyError
+from levy.domain.transaction_records import TransactionRecord
+from levy.store import transactions as store
+from levy.v1 import transactions_pb2 as pb
+
+ItemStatus = Literal["created", "existing", "failed"]
+
+
+@dataclass
+class ItemResult:
+    index: int
+    status: ItemStatus = "failed"
+    record: TransactionRecord | None = None
+    errors: list[ErrorItem] = field(default_factory=list)
+
+
+def _pointed(index: int, items: list[ErrorItem]) -> list[ErrorItem]:
+    prefix = f"/transactions/{index}"
+    return [replace(it, pointer=prefix + (it.pointer or "")) for it in items]
+
+
+def _is_credit(msg: pb.Transaction) -> bool:
+    return msg.HasField("type") and msg.type == "credit"
+
+
+@dataclass
+class Planned:
+    """A batch after its first step (:func:`plan`): results so far, the sales to insert, the
+    credits still to create."""
+
+    items: list[pb.Transaction]
+    results: list[ItemResult]
+    fresh: list[ItemResult]
+    credits: list[int]
+    stored: dict[str, TransactionRecord]
+    taken: dict[str, str]  # reference id -> id of the transaction this batch creates with it
+
+
+async def create_batch(
+    ctx: CallContext, items: list[pb.Transaction], item_errors: dict[int, list[ErrorItem]] | None = None
+) -> list[ItemResult]:
+    """Create ``items`` in one unit of work; one result per item, in request order.
+
+    ``item_errors``: items the transport could not parse (their errors already point into the
+    request); they fail without being looked at again."""
+    async with ctx.uow(write=True, presets=False) as conn:
+        return await write(ctx, conn, await plan(ctx, conn, items, item_errors))
+
+
+async def plan(ctx: CallContext, conn: AsyncConnection, items: list[pb.Transaction],
+               item_errors: dict[int, list[ErrorItem]] | None = None, *, yield_every: int = 0) -> Planned:
+    """Step 1, which only reads: the reference ids looked up in one query; the sales checked and
+    calculated one by one (not inserted). ``conn`` may be a read transaction (the import command
+    plans a batch while the previous one is written); ``yield_every``: let other tasks run after
+    that many items."""
+    item_errors = item_errors or {}
+    results = [ItemResult(i) for i in range(len(items))]
+    for i, errs in item_errors.items():
+        results[i].errors = list(errs)
+    todo = [i for i in range(len(items)) if i not in item_errors]
+    refs = [ref for i in todo if (ref := _reference(items[i]))]
+    stored = await store.by_references(conn, ctx.organization_id, refs) if refs else {}
+    p = Planned(items, results, [], [i for i in todo if _is_credit(items[i])], stored, {})
+    for n, i in enumerate(i for i in todo if not _is_credit(items[i])):
+        if yield_every and n % yield_every == yield_every - 1:
+            await asyncio.sleep(0)
+        res = results[i]
+        if _found(res, items[i], p):
+            continue
+        try:
+            res.record = await service.create(ctx, items[i], within=conn, history=True, write=False)
+        except LevyError as e:
+            res.errors = _pointed(i, e.items)
+            continue
+        res.status = "created"
+        p.fresh.append(res)
+        if res.record.reference_id:
+            p.taken[res.record.reference_id] = res.record.id
+    return p
+
+
+async def write(ctx: CallContext, conn: AsyncConnection, p: Planned) -> list[ItemResult]:
+    """Step 2, in the batch's write transaction: the planned sales inserted together (one
+    statement per table), then the credits one by one, each seeing its parent and the credits
+    before it."""
+    await _insert_sales(ctx, conn, p.fresh)
+    for i in p.credits:
+        res = p.results[i]
+        if _found(res, p.items[i], p):
+            continue
+        try:
+            res.record = await service.create(ctx, p.items[i], within=conn, history=True)
+        except LevyError as e:
+            holder = _stored_holder(e, set(p.taken.values()))
+            found = await store.get_transaction(conn, ctx.organization_id, holder) if holder else None
+            if found is not None:  # stored by a concurrent request after the look-up
+                res.status, res.record = "existing", found
+            else:
+                res.errors = _pointed(i, e.items)
+            continue
+        res.status = "created"
+        if res.record.reference_id:
+            p.taken[res.record.reference_id] = res.record.id
+    return p.results
+
+
+def _reference(msg: pb.Transaction) -> str:
+    return msg.reference_id if msg.HasField("reference_id") else ""
+
+
+def _found(res: ItemResult, msg: pb.Transaction, p: Planned) -> bool:
+    """``res`` settled by its reference id: ``existing`` when stored before the batch, ``failed``
+    when an earlier item of the batch holds it."""
+    ref = _reference(msg)
+    if not ref:
+        return False
+    if ref in p.stored:
+        res.status, res.record = "existing", p.stored[ref]
+        return True
+    if ref in p.taken:
+        res.errors = _pointed(res.index, service._duplicate(ref, p.taken[ref]).items)
+        return True
+    return False
+
+
+async def _insert_sales(ctx: CallContext, conn: AsyncConnection, fresh: list[ItemResult]) -> None:
+    """Insert the batch's new sales together; when a concurrent request stored one of their
+    reference ids since the look-up, one by one instead (that one becomes ``existing``)."""
+    recs = [r.record for r in fresh if r.record is not None]
+    try:
+        async with conn.begin_nested():
+            await store.insert_many(conn, recs)
+        return
+    except IntegrityError:
+        pass
+    for res in fresh:
+        assert res.record is not None
+        ref = res.record.reference_id
+        holder = await store.insert_transaction(conn, res.record)
+        if holder is not None:
+            found = await store.get_transaction(conn, ctx.organization_id, holder)
+            if found is not None:
+                res.status, res.record = "existing", found
+            else:  # pragma: no cover - the holder cannot vanish inside our transaction
+                res.status, res.record = "failed", None
+                res.errors = _pointed(res.index, service._duplicate(ref or "", holder).items)
+
+
+def _stored_holder(e: LevyError, created_here: set[str]) -> str | None:
+    """The id of the transaction already holding the item's reference id, when that is the error
+    and the holder was not created by this batch (a reference id sent twice in one batch fails)."""
+    for it in e.items:
+        if it.code == service.DUPLICATE_REFERENCE and it.meta:
+            holder = it.meta.get("existing_transaction_id")
+            if holder and holder not in created_here:
+                return str(holder)
+    return None
+
+
+def summary(results: list[ItemResult]) -> dict[str, int]:
+    counts = dict.fromkeys(("created", "existing", "failed"), 0)
+    for r in results:
+        counts[r.status] += 1
+    return counts

@@ -1,0 +1,142 @@
+"""``levy transactions import`` (subprocess) against the same database as a running server (SQLite
+and PostgreSQL), directly and through ``--url``: CSV and JSON Lines, a deliberate bad row written to
+the failed-rows file, fixed and imported again, a resumed import, progress off when not a terminal,
+and the liability report after the import.
+
+Figures by hand: TX without postal code = Texas 6.25% only."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+from levyserver import ROOT, LevyServer, Tenant, levy_env
+from txn_api import register, uid
+
+
+def levy(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "levy", *args], check=False, cwd=ROOT, capture_output=True, text=True,
+                          env=levy_env(), timeout=120)
+
+
+def test_help_names_the_columns_and_options() -> None:
+    r = levy("transactions", "import", "--help")
+    assert r.returncode == 0
+    for word in ("reference_id", "unit_price", "tax_codes", "postal_code", "--format", "--batch-size", "--progress",
+                 "--url", "--api-key", "--organization", "--database-url", "failed"):
+        assert word in r.stdout, word
+
+
+def test_csv_import_failed_rows_fix_and_reimport(server: LevyServer, tenant: Tenant, admin_http: httpx.Client,
+                                                 http: httpx.Client, tmp_path: Path) -> None:
+    register(admin_http, "TX")
+    p = uid()
+    src = tmp_path / "history.csv"
+    src.write_text(
+        "reference_id,type,status,transaction_date,tax_amount,parent_reference_id,line_id,quantity,unit_price,state\n"
+        f"{p}-1,sale,finalized,2025-03-10,,,a,1,10000,TX\n"      # 625
+        f"{p}-1,,,,,,b,2,5000,TX\n"                              # 2 x 5000 = 10000 -> 625
+        f"{p}-2,sale,filed,2025-03-11,900,,,1,10000,TX\n"        # provided 900
+        f"{p}-3,sale,finalized,2025-03-12,,,,1,12x,TX\n"         # bad unit_price
+        f"{p}-4,credit,finalized,2025-03-13,,{p}-1,,1,4000,TX\n"  # 250, parent earlier in the file
+    )
+    org = ["--organization", tenant.organization_id, "--database-url", server.database_url]
+    r = levy("transactions", "import", str(src), *org)
+    assert r.returncode == 1, r.stderr
+    assert "4 transactions (5 rows)" in r.stdout and "3 created, 0 already stored, 1 failed" in r.stdout
+    assert "\r" not in r.stderr and "ETA" not in r.stderr  # no bar when stderr is not a terminal
+    failed = tmp_path / "history.failed.csv"
+    lines = failed.read_text().splitlines()
+    assert lines[0].endswith(",errors") and len(lines) == 2
+    assert lines[1].startswith(f"{p}-3,") and "/line_items/0/unit_price" in lines[1]
+
+    one = http.get("/transactions", params={"reference_id": f"{p}-1"}).json()["data"][0]
+    assert (one["tax_amount"], one["status"], one["transaction_date"]) == ("1250", "finalized", "2025-03-10T00:00:00Z")
+    two = http.get("/transactions", params={"reference_id": f"{p}-2"}).json()["data"][0]
+    assert (two["tax_amount"], two["calculated_tax_amount"], two["status"]) == ("900", "625", "filed")
+    four = http.get("/transactions", params={"reference_id": f"{p}-4"}).json()["data"][0]
+    assert (four["tax_amount"], four["parent_transaction_id"]) == ("250", one["id"])
+
+    # The user fixes the row in the failed-rows file (its errors column is ignored) and imports it.
+    failed.write_text(failed.read_text().replace(",12x,", ",2000,"))
+    r = levy("transactions", "import", str(failed), "--progress", *org)
+    assert r.returncode == 0, r.stderr
+    assert "1 created" in r.stdout and "ETA" in r.stderr
+    assert not (tmp_path / "history.failed.failed.csv").exists()
+    three = http.get("/transactions", params={"reference_id": f"{p}-3"}).json()["data"][0]
+    assert three["tax_amount"] == "125"  # 2000 x 6.25%
+
+    # Liability for March 2025: 20000 + 10000 + 2000 - 4000 = 28000 of sales; 1250 + 900 + 125 - 250 = 2025.
+    rep = admin_http.get("/reports/liability", params={"from": "2025-03-01", "to": "2025-03-31"}).json()
+    tx = {t["jurisdiction"]: t for t in rep["state_totals"]}["US-ST-TX"]
+    assert (tx["gross_sales"], tx["filing_tax_amount"]) == ("28000", "2025")
+
+
+def test_jsonl_import_resumes_and_goes_through_a_server(server: LevyServer, tenant: Tenant,
+                                                        admin_http: httpx.Client, http: httpx.Client,
+                                                        tmp_path: Path) -> None:
+    register(admin_http, "TX")
+    p = uid()
+    rows = [json.dumps({"type": "sale", "status": "finalized", "transaction_date": "2025-04-01T09:00:00Z",
+                        "reference_id": f"{p}-{i}", "line_items": [{"id": "1", "quantity": "1",
+                        "unit_price": "1000", "customer": {"address": {"state": "TX"}}}]}) for i in range(10)]
+    rows.insert(5, "{not json")
+    full = tmp_path / "all.jsonl"
+    full.write_text("\n".join(rows) + "\n")
+    # An import stopped after its first batches committed: the first four transactions.
+    part = tmp_path / "part.jsonl"
+    part.write_text("\n".join(rows[:4]) + "\n")
+    org = ["--organization", tenant.organization_id, "--database-url", server.database_url]
+    r = levy("transactions", "import", str(part), "--batch-size", "2", *org)
+    assert r.returncode == 0 and "4 created" in r.stdout, (r.stdout, r.stderr)
+    # Run again on the whole file, through the server this time: the four are skipped, the rest stored.
+    r = levy("transactions", "import", str(full), "--url", server.http_url, "--api-key", tenant.key,
+             "--batch-size", "3")
+    assert r.returncode == 1, r.stderr
+    assert "10 transactions (11 rows)" not in r.stdout  # the bad line is a failed transaction too
+    assert "11 transactions (11 rows)" in r.stdout and "6 created, 4 already stored, 1 failed" in r.stdout
+    failed = (tmp_path / "all.failed.jsonl").read_text().splitlines()
+    assert failed == ["{not json"]
+    listed = http.get("/transactions", params={"limit": 100}).json()["data"]
+    assert sorted(t["reference_id"] for t in listed) == sorted(f"{p}-{i}" for i in range(10))
+    # A third run changes nothing.
+    r = levy("transactions", "import", str(full), *org)
+    assert "0 created, 10 already stored, 1 failed" in r.stdout
+    assert len(http.get("/transactions", params={"limit": 100}).json()["data"]) == 10
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    f = tmp_path / "x.txt"
+    f.write_text("a\n")
+    r = levy("transactions", "import", str(f), "--url", "http://127.0.0.1:9", "--api-key", "k")
+    assert r.returncode == 2 and "--format" in r.stderr
+    c = tmp_path / "x.csv"
+    c.write_text("reference_id,colour\n1,red\n")
+    r = levy("transactions", "import", str(c), "--url", "http://127.0.0.1:9", "--api-key", "k")
+    assert r.returncode == 2 and "colour" in r.stderr
+
+
+def test_a_reference_repeated_in_a_later_batch_is_already_stored(server: LevyServer, tenant: Tenant,
+                                                                 admin_http: httpx.Client, http: httpx.Client,
+                                                                 tmp_path: Path) -> None:
+    """Batch 2 is planned while batch 1 is written: its copy of a reference batch 1 stores is found either by
+    the look-up or by the insert (then one by one); either way it is already stored, and stored once."""
+    register(admin_http, "TX")
+    p = uid()
+
+    def row(ref: str, price: int) -> str:
+        return json.dumps({"type": "sale", "status": "finalized", "transaction_date": "2025-05-01T00:00:00Z",
+                           "reference_id": f"{p}-{ref}", "line_items": [{"id": "1", "unit_price": str(price),
+                                                                        "customer": {"address": {"state": "TX"}}}]})
+
+    f = tmp_path / "dup.jsonl"
+    f.write_text("\n".join([row("a", 1000), row("b", 2000), row("a", 9999), row("c", 3000)]) + "\n")
+    r = levy("transactions", "import", str(f), "--batch-size", "2", "--organization", tenant.organization_id,
+             "--database-url", server.database_url)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert "3 created, 1 already stored, 0 failed" in r.stdout
+    listed = http.get("/transactions", params={"reference_id": f"{p}-a"}).json()["data"]
+    assert [t["tax_amount"] for t in listed] == ["63"]  # the first one: 1000 x 6.25% = 62.5 -> 63
