@@ -18,15 +18,14 @@ from typing import Any
 
 
 def install() -> None:
-    import levy.server
-    from levy.app import registry
+    from levy.app import bootstrap
 
     name = "levy.v1.CalculationService.CreateCalculation"
-    load = levy.server.load_handlers
+    collect = bootstrap.handlers
 
-    def load_with_fixed_answer() -> None:
-        load()
-        real = registry._HANDLERS[name]
+    def handlers_with_fixed_answer(*args: Any, **kwargs: Any) -> Any:
+        table = collect(*args, **kwargs)
+        real = table[name]
         answer: list[Any] = []
 
         async def fixed(request: Any, ctx: Any) -> Any:
@@ -34,10 +33,10 @@ def install() -> None:
                 answer.append(await real(request, ctx))
             return answer[0]
 
-        registry._HANDLERS[name] = fixed
+        table[name] = fixed
+        return table
 
-    levy.server.load_handlers = load_with_fixed_answer
-
+    bootstrap.handlers = handlers_with_fixed_answer
 
 if __name__ == "__main__":
     install()

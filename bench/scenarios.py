@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from bench import seed
+from bench import bulk_import, seed
 from bench.harness import (CALC_METHOD, EMPTY_METHOD, HttpConn, Levy, Load, baseline, levy_server, listener_pid, repeat,
                            rss_kb, run_load, server_cpu_seconds)
 
@@ -221,6 +221,87 @@ def transactions(env: Env) -> dict[str, Any]:
                    load=f"2 client processes x {n} requests, 8 in flight each")
 
 
+def _statements(env: Env) -> float:
+    """``levy_db_statements_total`` of the server so far (GET /metrics)."""
+    import asyncio
+
+    host, port = env.server.http.rsplit(":", 1)
+
+    async def go() -> bytes:
+        conn = await HttpConn.open(host, int(port))
+        try:
+            return (await conn.request(b"GET", "/metrics", b"", {}))[1]
+        finally:
+            conn.close()
+
+    for line in asyncio.run(go()).decode().splitlines():
+        if line.startswith("levy_db_statements_total "):
+            return float(line.split()[1])
+    return float("nan")
+
+
+def _txn_rest(env: Env, lines: int = 10) -> Load:
+    d = seed.calc_json(env.product_id, lines)
+    d.update(type="sale", status="finalized")  # no reference_id: every request stores a new transaction
+    return Load("http", env.server.http, "POST /transactions", orjson.dumps(d), (("x-api-key", env.tenant.key),))
+
+
+def write_path(env: Env) -> dict[str, Any]:
+    """Issue 20: a finalized 10-line REST transaction against the same 10-line REST calculation at
+    concurrency 1 (server CPU per request from /proc, SQL statements per request from the server's
+    ``levy_db_statements_total``), then transactions at concurrency 16 (2 clients x 8): throughput,
+    p50, p99 (a 503 fails the run)."""
+    n1, n16 = env.n(600, 150), env.n(800, 200)
+    calc_body = seed.calc_json(env.product_id, 10)
+    calc = Load("http", env.server.http, "POST /calculations", orjson.dumps(calc_body), (("x-api-key", env.tenant.key),))
+    txn = _txn_rest(env)
+    pid = env.server.pid
+    run_load(txn, requests=1, concurrency=1, processes=1, warmup=0)  # fails here when not 200
+
+    def c1(load: Load) -> tuple[float, float, dict[str, float]]:
+        st0, cpu0 = _statements(env), _cpu_ms(pid)
+        r = run_load(load, requests=n1, concurrency=1, processes=1, warmup=20)
+        count = n1 + 20
+        return (_cpu_ms(pid) - cpu0) / count, (_statements(env) - st0) / count, r
+
+    def once(workers2: Load | None = None) -> dict[str, float]:
+        calc_cpu, calc_st, rc = c1(calc)
+        txn_cpu, txn_st, rt = c1(txn)
+        r16 = run_load(txn, requests=n16 // 2, concurrency=8, processes=2, warmup=10)
+        out = {"calc_cpu_ms": calc_cpu, "txn_cpu_ms": txn_cpu, "cpu_ratio": txn_cpu / calc_cpu,
+               "calc_statements": calc_st, "txn_statements": txn_st,
+               "calc_p50_ms": rc["p50_ms"], "txn_p50_ms": rt["p50_ms"],
+               "c16_rps": r16["rps"], "c16_p50_ms": r16["p50_ms"], "c16_p99_ms": r16["p99_ms"],
+               "c16_p99_over_p50": r16["p99_ms"] / r16["p50_ms"]}
+        if workers2 is not None:
+            r = run_load(workers2, requests=n16 // 2, concurrency=8, processes=2, warmup=10)
+            out.update(workers2_rps=r["rps"], workers2_p50_ms=r["p50_ms"], workers2_p99_ms=r["p99_ms"])
+        return out
+
+    if env.dialect == "sqlite":
+        # Two worker processes on the one SQLite file: each queues its own writers, and the two
+        # processes' writers meet in SQLite's busy handler (docs/operations.md "SQLite writes").
+        with levy_server(env.db, env.workdir, workers=2, name="write-path-workers2") as two:
+            txn2 = Load(txn.transport, two.http, txn.method, txn.payload, txn.headers)
+            figs = repeat(lambda: once(txn2), env.reps)
+    else:
+        figs = repeat(once, env.reps)
+    ratio = figs["cpu_ratio"]["median"]
+    tail = figs["c16_p99_over_p50"]["median"]
+    target = "c1: server CPU per transaction <= 1.5 x the calculation's"
+    passed = ratio <= 1.5
+    if env.dialect == "sqlite":
+        target += "; c16: p99 <= 5 x p50, no 503"
+        passed = passed and tail <= 5
+    else:
+        target += "; c16: p99 < 100 ms (throughput >= 2 x before: docs/performance.md)"
+        passed = passed and figs["c16_p99_ms"]["median"] < 100
+    return _result(target, ratio, passed, figs,
+                   load=f"REST, 10 lines; c1: 1 client x {n1} requests (+20 warm-up) of each; c16: 2 clients x "
+                        f"{n16 // 2} transactions, 8 in flight each (SQLite: also against levy serve --workers 2 "
+                        "on the same file, workers2_*); statements per request include BEGIN and COMMIT")
+
+
 def list_at_depth(env: Env) -> dict[str, Any]:
     count = env.n(1_000_000, 100_000)
     limit = 100
@@ -351,9 +432,11 @@ SCENARIOS = {
     "service_time": ("service time, 3-line calculation, concurrency 1", service_time),
     "batch_upsert": ("batch upsert, 1000 new customers; the same resent", batch_upsert),
     "transactions": ("finalized transaction, 10 lines", transactions),
+    "write_path": ("write path: finalized 10-line transaction vs its calculation; c16", write_path),
     "list_at_depth": ("list customers at depth", list_at_depth),
     "rates_import": ("rates import, all 52 ZIP files", rates_import),
     "memory": ("memory of levy serve after the calculations", memory),
     "workers": ("workers: 2 vs 1", workers),
     "sst_import": ("rates import, 100,000 SST ZIP+4 + 100,000 address records", sst_import),
+    "bulk_import": ("levy transactions import, 100,000 historical 3-line sales vs raw insert", bulk_import.bulk_import),
 }

@@ -73,9 +73,10 @@ def test_keys_create_prints_only_the_secret(fresh_database_url: str) -> None:
 
 _VALUES = {"--name": "x", "--jurisdiction": "US-ST-TX", "--effective-from": "2026-01-01", "--type": "resale",
            "--organization": "org_x", "--period-start": "2026-01-01", "--period-end": "2026-01-31",
-           "--from": "2026-01-01", "--to": "2026-01-31", "status": "valid"}
+           "--from": "2026-01-01", "--to": "2026-01-31", "status": "valid", "--line1": "1 Main St",
+           "--city": "Austin", "--email": "someone@example.com", "--role": "admin"}
 # Beyond the required arguments: what a command checks before it opens the database.
-_EXTRA = {("settings", "set"): ["--name", "x"], ("rates", "import"): []}
+_EXTRA = {("settings", "set"): ["--name", "x"], ("rates", "import"): [], ("locations", "update"): ["--name", "x"]}
 
 
 def _commands() -> list[list[str]]:

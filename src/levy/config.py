@@ -67,6 +67,17 @@ class Config:
     body_read_timeout_seconds: float = 30.0
     # Serve Prometheus metrics at GET /metrics (no authentication: keep the port internal).
     metrics: bool = True
+    # Serve the web console under /console on the HTTP port (docs/console.md).
+    console: bool = True
+    # Mark console cookies Secure (set when the console is reached over HTTPS, e.g. behind a TLS proxy).
+    console_secure_cookies: bool = False
+    # Hours a console session lasts from sign-in.
+    console_session_hours: float = 12.0
+    # Sign-in attempts allowed per minute per account and per client address (0 = no limit).
+    console_sign_in_per_account_per_minute: int = 5
+    console_sign_in_per_address_per_minute: int = 20
+    # Largest exemption certificate document the console accepts (bytes).
+    console_max_upload_bytes: int = 5_242_880
     # Event loop of `levy serve`: auto (uvloop when installed), uvloop or asyncio.
     event_loop: str = "auto"
 

@@ -18,11 +18,8 @@ from typing import Any
 
 import uvicorn
 
-from levy.app import metrics
-from levy.app.pipeline import Pipeline
-from levy.app.services import AppServices
+from levy.app import bootstrap, metrics
 from levy.config import Config, split_address
-from levy.store import migrate
 from levy.transport.gateway import Gateway
 from levy.transport.grpc_server import GrpcServer
 from levy.transport.http_limits import limited_protocol
@@ -36,11 +33,6 @@ class _Uvicorn(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
-
-
-def load_handlers() -> None:
-    """Import every handler module so that each registers its RPCs."""
-    import levy.app.handlers  # noqa: F401
 
 
 def reuse_port_socket(address: str) -> socket.socket:
@@ -61,19 +53,20 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_d
                 reuse_port: bool = False) -> int:
     """Serve until SIGTERM/SIGINT. ``migrate_db=False`` and ``reuse_port=True`` when
     run as one of several workers (the parent migrated before forking)."""
-    services = AppServices.create(config)
-    if migrate_db:
-        await migrate.upgrade(services.engine)
-    load_handlers()
-    pipeline = Pipeline(services)
-    await _on_startup(services)
+    app = await bootstrap.build(config, migrate_db=migrate_db)
+    pipeline = app.pipeline
 
     grpc_server = GrpcServer(pipeline, config)
     grpc_port = await grpc_server.start(config.grpc_address)
     gateway = Gateway(pipeline, config)
     if config.metrics:
         gateway.extra_routes["/metrics"] = _metrics
+    if config.console:
+        from levy.console import Console
+
+        gateway.mount("/console", Console(pipeline, config))
     metrics.DB_POOL_SIZE.set(config.db_pool_size)
+    metrics.count_statements(app.services.engine)
     host, port = split_address(config.http_address)
     sockets = [reuse_port_socket(config.http_address)] if reuse_port else None
     web = _Uvicorn(
@@ -115,8 +108,7 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_d
         await asyncio.sleep(config.shutdown_drain_seconds)
     web.should_exit = True
     await asyncio.gather(grpc_server.stop(config.shutdown_grace_seconds), web_task, return_exceptions=True)
-    await pipeline.close()
-    await services.close()
+    await app.close()
     print("levy: stopped", flush=True)
     return 0
 
@@ -124,10 +116,3 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_d
 async def _metrics(scope: Any) -> tuple[int, bytes, str]:
     body, ctype = metrics.render()
     return 200, body, ctype
-
-
-async def _on_startup(services: AppServices) -> None:
-    """Load in-memory data (catalogue, rate tables) before serving."""
-    from levy.app import startup
-
-    await startup.run(services)

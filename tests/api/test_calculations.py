@@ -370,11 +370,14 @@ def test_row_fields_exactly(calc: Caller, reg_all: Tenant) -> None:
     resp = calc(reg_all.key, body(line("a", "CA", ["GENERAL.TANGIBLE.GOODS"])))
     assert set(resp) == {"tax_amount", "currency", "line_items"} and resp["currency"] == "USD"
     li = resp["line_items"][0]
-    assert set(li) == {"id", "tax_amount", "tax_amount_before_discounts", "taxes", "discounts", "resolution"}
-    assert li["resolution"] == "state"  # no postal code
+    # Levy extensions beside the spec's fields: resolution (issue 17), sourcing (issue 19; empty: no ship-from).
+    assert set(li) == {"id", "tax_amount", "tax_amount_before_discounts", "taxes", "discounts", "resolution",
+                       "sourcing"}
+    assert li["resolution"] == "state" and li["sourcing"] == ""  # no postal code; no location
     state, local = li["taxes"]
     assert set(state) == {"detail", "jurisdiction_name", "jurisdiction_type", "tax_amount", "tax_type",
-                          "is_registered", "rule_name", "taxable_base", "tax_rate"}
+                          "is_registered", "rule_name", "taxable_base", "tax_rate", "sourcing"}
+    assert state["sourcing"] == local["sourcing"] == ""
     assert (state["jurisdiction_name"], state["jurisdiction_type"], state["tax_rate"], state["taxable_base"],
             state["tax_amount"], state["tax_type"]) == ("California", "state", "0.06", "10000", "600", "sales_tax")
     assert (local["tax_rate"], local["tax_amount"]) == ("0.0125", "125")

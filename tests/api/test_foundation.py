@@ -299,7 +299,7 @@ def test_grpc_reflection_lists_every_service(channel: grpc.Channel) -> None:
     names = {s.name for r in responses for s in r.list_services_response.service}
     assert {
         "levy.v1.CalculationService", "levy.v1.TransactionService", "levy.v1.CustomerService",
-        "levy.v1.ProductService", "levy.v1.ReferenceService", "levy.v1.OrganizationService",
+        "levy.v1.ProductService", "levy.v1.ReferenceService", "levy.v1.OrganizationService", "levy.v1.LocationService",
         "levy.v1.FilingService", "grpc.health.v1.Health",
     } <= names
 

@@ -12,11 +12,11 @@ import httpx
 
 from levyserver import _create_tenant, free_port
 from fresh_db import fresh_database_url  # noqa: F401 (fixture)
-from levy.app import registry
+from levy.app import bootstrap
 from levy.app.pipeline import Pipeline
+from levy.app.ratelimit import create_limiter
 from levy.app.services import AppServices
 from levy.config import Config
-from levy.server import load_handlers
 from levy.store import migrate
 from levy.transport.gateway import Gateway
 from levy.transport.grpc_server import GrpcServer
@@ -29,7 +29,6 @@ async def _with_server(url: str, config_kw: dict[str, Any], body: Any) -> None:
     config = Config(database_url=url, grpc_address=f"127.0.0.1:{free_port()}", **config_kw)
     services = AppServices.create(config)
     await migrate.upgrade(services.engine)
-    load_handlers()
     tenant = await _create_tenant(url)
     release = asyncio.Event()
     cancelled: list[str] = []
@@ -42,9 +41,9 @@ async def _with_server(url: str, config_kw: dict[str, Any], body: Any) -> None:
             raise
         return reference_pb2.ListProductTaxCodesResponse()
 
-    saved = registry._HANDLERS.get(RPC)
-    registry._HANDLERS[RPC] = slow
-    pipeline = Pipeline(services)
+    handlers = bootstrap.handlers()
+    handlers[RPC] = slow
+    pipeline = Pipeline(services, handlers, limiter=create_limiter(""))
     grpc_server = GrpcServer(pipeline, config)
     await grpc_server.start(config.grpc_address)
     gateway = Gateway(pipeline, config)
@@ -55,8 +54,6 @@ async def _with_server(url: str, config_kw: dict[str, Any], body: Any) -> None:
             await body(http, reference_pb2_grpc.ReferenceServiceStub(ch), tenant.key, release, cancelled)
     finally:
         release.set()
-        if saved is not None:
-            registry._HANDLERS[RPC] = saved
         await grpc_server.stop(0)
         await pipeline.close()
         await services.close()

@@ -10,11 +10,11 @@ import grpc
 import httpx
 
 from fresh_db import fresh_database_url  # noqa: F401 (fixture)
-from levy.app import registry
+from levy.app import bootstrap
 from levy.app.pipeline import Pipeline
+from levy.app.ratelimit import create_limiter
 from levy.app.services import AppServices
 from levy.config import Config
-from levy.server import load_handlers
 from levy.store import migrate
 from levy.transport.gateway import Gateway
 from levy.transport.grpc_server import GrpcServer
@@ -29,10 +29,10 @@ def test_rpc_without_handler_is_501_and_unimplemented(fresh_database_url: str) -
         config = Config(database_url=fresh_database_url, grpc_address=f"127.0.0.1:{free_port()}")
         services = AppServices.create(config)
         await migrate.upgrade(services.engine)
-        load_handlers()
         tenant = await _create_tenant(fresh_database_url)
-        saved = registry._HANDLERS.pop(RPC)
-        pipeline = Pipeline(services)
+        handlers = bootstrap.handlers()
+        del handlers[RPC]
+        pipeline = Pipeline(services, handlers, limiter=create_limiter(""))
         grpc_server = GrpcServer(pipeline, config)
         await grpc_server.start(config.grpc_address)
         try:
@@ -52,7 +52,6 @@ def test_rpc_without_handler_is_501_and_unimplemented(fresh_database_url: str) -
                 except grpc.aio.AioRpcError as e:
                     assert e.code() == grpc.StatusCode.UNIMPLEMENTED
         finally:
-            registry._HANDLERS[RPC] = saved
             await grpc_server.stop(0)
             await pipeline.close()
             await services.close()

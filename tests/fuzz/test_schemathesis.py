@@ -21,6 +21,8 @@ from levy.app.registry import methods
 
 HERE = Path(__file__).resolve().parent
 MAX_EXAMPLES = os.environ.get("LEVY_FUZZ_EXAMPLES", "25")
+# Where the fuzzer's own defect shows in its output (see the test).
+_FUZZER_DEFECT = "hypothesis/internal/lambda_sources.py"
 
 
 def _st() -> str:
@@ -49,6 +51,12 @@ def test_schemathesis_all_checks(server: LevyServer, tenant: Tenant, key_kind: s
     ]
     r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=900)
     out = r.stdout + r.stderr
+    if r.returncode != 0 and _FUZZER_DEFECT in out:
+        # Once, in CI, generating a case crashed inside Hypothesis while it
+        # described a filter lambda of Schemathesis (an error of the fuzzer,
+        # before any request): run once more; any check failure still fails.
+        r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+        out = r.stdout + r.stderr
     assert r.returncode == 0, out[-20000:] + "\n--- server log (tail) ---\n" + server.log()[-5000:]
     # It really ran: every operation of the document was tested.
     n = len(methods())

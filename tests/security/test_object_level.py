@@ -1,6 +1,6 @@
 """OWASP API1 (object-level authorization) for the resources that exist:
 every operation addressing another organization's customer, certificate or
-product answers 404 / NOT_FOUND over REST and gRPC, with the shared helper
+product (and business location) answers 404 / NOT_FOUND over REST and gRPC, with the shared helper
 ``security_helpers.assert_other_tenant_gets_404`` (add each resource here as
 it lands: transactions, filings)."""
 
@@ -111,3 +111,20 @@ def test_transactions_of_another_organization_are_404(
         "type": "sale", "status": "draft", "reference_id": ref,
         "line_items": [{"id": "x", "unit_price": "1", "customer": {"address": {"state": "TX"}}}]})
     assert r.status_code == 200, r.text
+
+
+def test_business_locations_of_another_organization_are_404(
+        admin_http: httpx.Client, tenant: Tenant, other_tenant: Tenant, client_for, channel: grpc.Channel) -> None:  # type: ignore[no-untyped-def]
+    loc = admin_http.post("/organization/locations", json={
+        "name": "Owner's warehouse", "effective_from": "2026-01-01", "is_default": True,
+        "address": {"line1": "100 Congress Ave", "city": "Austin", "state": "TX", "postal_code": "78701"}})
+    assert loc.status_code == 201, loc.text
+    lid = loc.json()["id"]
+    ops = _ops("/organization/locations/", "{location_id}")
+    assert {m.name for m in ops} == {"GetLocation", "UpdateLocation", "ArchiveLocation", "UnarchiveLocation"}
+    assert_other_tenant_gets_404(tenant, other_tenant, client_for, channel, {"location_id": lid}, ops,
+                                 bodies={"UpdateLocation": {"name": "stolen"}},
+                                 owner_values=["Owner's warehouse", "100 Congress Ave"])
+    assert admin_http.get(f"/organization/locations/{lid}").json() == loc.json()
+    assert lid not in client_for(other_tenant.admin_key).get("/organization/locations",
+                                                             params={"include_archived": "true"}).text

@@ -47,7 +47,7 @@ class Harness:
     async def handler(self, req: customers_pb2.CreateCustomerRequest, ctx: CallContext) -> customers_pb2.Customer:
         """Writes a row (an organization, as a stand-in resource) and answers."""
         self.calls += 1
-        async with ctx.services.uow(write=True) as conn:
+        async with ctx.uow(write=True) as conn:
             org = await SqlOrganizations(conn).create(f"made by {req.customer.source_id}")
         if req.customer.source_id == "fail-422":
             raise ValidationFailed("bad name", pointer="/name")

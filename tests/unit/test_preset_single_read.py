@@ -34,6 +34,10 @@ class _Reads:
         await asyncio.sleep(0.01)
         return []
 
+    async def all_locations(self, conn: Any, org: str) -> tuple[Any, ...]:
+        await asyncio.sleep(0.01)
+        return ()
+
 
 def _ctx(reads: _Reads, cache: PresetCache) -> Any:
     @contextlib.asynccontextmanager
@@ -42,7 +46,7 @@ def _ctx(reads: _Reads, cache: PresetCache) -> Any:
         yield object()
 
     services = SimpleNamespace(presets=cache, uow=uow)
-    return SimpleNamespace(organization_id="org_1", services=services)
+    return SimpleNamespace(organization_id="org_1", services=services, uow=uow)
 
 
 @pytest.fixture
@@ -50,6 +54,8 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> _Reads:
     r = _Reads()
     for name in ("settings_and_registrations", "products_by_id", "customers_by_source_id"):
         monkeypatch.setattr(calculate.calc_reads, name, getattr(r, name))
+    # The organization's business locations are read with its settings (issue 19).
+    monkeypatch.setattr(calculate, "all_locations", r.all_locations)
     return r
 
 

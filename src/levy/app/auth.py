@@ -13,15 +13,40 @@ import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from levy.domain.errors import PermissionDenied, Unauthenticated
 from levy.domain.keys import hash_secret, hashes_match, is_well_formed
+from levy.store.db import transaction
 from levy.store.keys import ApiKeyRecord, SqlApiKeys
 
-from levy.app.services import AppServices
+from levy.app.context import CallContext
 
 _TOUCH_EVERY_S = 60.0
 _MAX_TOUCHED = 10_000
 _OWS = " \t"  # optional whitespace around an HTTP field value (RFC 9110 section 5.6.3)
+
+
+def read_request_fields(ctx: CallContext, fields: Iterable[tuple[str, str]]) -> str | None:
+    """Read a call's REST headers or gRPC metadata (lower-case names and their values,
+    in order) into ``ctx``: the one mapping of both transports. A field sent more than
+    once keeps its last value, except the key (see :func:`presented_key`).
+
+    Returns the ``X-Forwarded-For`` value, which the transport turns into the peer
+    address (only when the server trusts it)."""
+    fields = list(fields)
+    ctx.api_key = presented_key(fields)
+    forwarded = None
+    for name, value in fields:
+        if name == "service-version":
+            ctx.service_version_header = value
+        elif name == "x-include-unregistered":
+            ctx.include_unregistered = value.strip().lower() == "true"
+        elif name == "idempotency-key":
+            ctx.idempotency_key = value
+        elif name == "x-forwarded-for":
+            forwarded = value
+    return forwarded
 
 
 def presented_key(fields: Iterable[tuple[str, str]]) -> str | None:
@@ -51,9 +76,12 @@ def presented_key(fields: Iterable[tuple[str, str]]) -> str | None:
 
 
 class Authenticator:
-    def __init__(self, services: AppServices) -> None:
-        self.services = services
-        self.ttl = services.config.auth_cache_seconds
+    """API keys by their secret, cached for ``ttl`` seconds (LEVY_AUTH_CACHE_SECONDS);
+    a revoked key is forgotten at once in this process (:meth:`forget`)."""
+
+    def __init__(self, engine: AsyncEngine, ttl: float) -> None:
+        self._engine = engine
+        self.ttl = ttl
         self._cache: dict[str, tuple[float, ApiKeyRecord | None]] = {}
         self._touched: dict[str, float] = {}
 
@@ -76,7 +104,7 @@ class Authenticator:
         if hit is not None and hit[0] > now:
             rec = hit[1]
         else:
-            async with self.services.uow() as conn:
+            async with transaction(self._engine, write=False) as conn:
                 rec = await SqlApiKeys(conn).by_hash(h)
             if len(self._cache) > 10_000:
                 self._cache.clear()
@@ -92,7 +120,7 @@ class Authenticator:
                 live = {k: v for k, v in self._touched.items() if v > now}
                 self._touched = live if len(live) < _MAX_TOUCHED // 2 else {}
             self._touched[rec.id] = now + _TOUCH_EVERY_S
-            async with self.services.uow(write=True, presets=False) as conn:
+            async with transaction(self._engine, write=True) as conn:
                 await SqlApiKeys(conn).touch(rec.id, datetime.now(timezone.utc))
         return rec
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -20,27 +20,25 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.context import CallContext
 from levy.app.preset_cache import OrgPresets
-from levy.app.rates_runtime import current_rates
 from levy.domain.customers import validate_source
-from levy.domain.errors import ErrorItem, LevyError, RequiredField, ValidationFailed
+from levy.domain.errors import ErrorCollector, LevyError, NotFound, RequiredField, ValidationFailed
+from levy.domain.locations import BusinessLocation
 from levy.domain.settings import OrganizationSettings
 from levy.domain.money import parse_amount, parse_quantity
-from levy.domain.tax import engine
+from levy.domain.tax import calc_errors, engine, line_rules
 from levy.domain.tax.codes import parse_tax_codes
 from levy.domain.tax.model import (
-    SALES_TAX_CODE,
     Address,
     CalculationInput,
     CalculationResult,
-    CustomerExemption,
     Discount,
     ExemptionSettings,
     LineInput,
     Registration,
 )
-from levy.domain.taxcodes import load_catalogue
-from levy.rates.builtin import load_taxability
+from levy.rates.builtin import load_sourcing, load_taxability
 from levy.store import calc_reads
+from levy.store.locations import all_locations
 
 DEFAULT_CUSTOMER_SOURCE = "native"
 _ONE = Decimal(1)
@@ -82,7 +80,7 @@ async def calculate(
 ) -> tuple[CalculationResult, CalculationDetails]:
     """Calculate the tax of a message carrying the calculation request fields.
 
-    Raises ValidationFailed (calculation error shape, see :func:`shape_error`).
+    Raises ValidationFailed (calculation error shape, see :func:`levy.domain.tax.calc_errors.shape_error`).
     """
     prepared = await prepare(ctx, fields, conn)
     return run_engine(ctx, prepared), prepared.details
@@ -93,18 +91,18 @@ def run_engine(
 ) -> CalculationResult:
     """Run the engine on ``prepared`` (or only on ``lines`` of it); every error found so far is combined.
 
-    ``shape``: errors in the calculation error shape (:func:`shape_error`); transactions pass False.
+    ``shape``: errors in the calculation error shape (``calc_errors.shape_error``); transactions pass False.
     """
     inp = prepared.input if lines is None else replace(prepared.input, lines=lines)
     try:
         return engine.calculate(
-            inp, current_rates(ctx.services), load_taxability(), prepared.registrations,
-            prepared.exemption_settings, prior_errors=prepared.errors,
+            inp, ctx.services.rates.table, load_taxability(), prepared.registrations,
+            prepared.exemption_settings, prior_errors=prepared.errors, sourcing=load_sourcing(),
         )
     except LevyError as e:
         if not shape:
             raise
-        raise shape_error(e) from None
+        raise calc_errors.shape_error(e) from None
 
 
 async def prepare(
@@ -119,7 +117,7 @@ async def prepare(
     of the input) so that callers report them together with their own.
     """
     org = ctx.organization_id
-    collector = _Errors()
+    collector = ErrorCollector()
     errors, attempt = collector.errors, collector.attempt
     currency = fields.currency if fields.HasField("currency") else "USD"
     discount = attempt(parse_amount, fields.discount_amount, "/discount_amount") if fields.HasField("discount_amount") else 0
@@ -134,7 +132,7 @@ async def prepare(
         errors.append(ValidationFailed("At least one line item is required.", pointer="/line_items", type="missing"))
 
     # Presets from the per-organization cache; what it lacks in one read transaction.
-    settings, registrations, product_rows, customer_rows = await _presets(
+    settings, registrations, product_rows, customer_rows, locations = await _presets(
         ctx,
         conn,
         # An unset preset reads as an empty one: its id is "".
@@ -144,9 +142,10 @@ async def prepare(
 
     default_codes = parse_tax_codes(tuple(settings.default_tax_codes))
     details = CalculationDetails(input=CalculationInput(lines=()))
+    origins = Origins(locations, (on or datetime.now(UTC)).date())
     lines: list[LineInput] = []
     for i, li in enumerate(items):
-        line = attempt(_line, i, li, product_rows, customer_rows, default_codes.category, details)
+        line = attempt(_line, i, li, product_rows, customer_rows, default_codes.category, details, origins)
         if line is not None:
             lines.append(line)
             details.lines[i] = line
@@ -177,7 +176,8 @@ def _utc(ts: Any) -> datetime:
 
 async def _presets(
     ctx: CallContext, conn: AsyncConnection | None, product_ids: list[str], source_ids: list[str]
-) -> tuple[OrganizationSettings, tuple[Registration, ...], dict[str, calc_reads.ProductRow], list[calc_reads.CustomerRow]]:
+) -> tuple[OrganizationSettings, tuple[Registration, ...], dict[str, calc_reads.ProductRow],
+           list[calc_reads.CustomerRow], tuple[BusinessLocation, ...]]:
     """Settings, registrations and the named presets: from :mod:`levy.app.preset_cache`,
     reading only what it lacks (``conn``, or one read unit of work)."""
     org = ctx.organization_id
@@ -195,20 +195,21 @@ async def _presets(
                 missing_products = [p for p in missing_products if p not in entry.products]
                 missing_customers = [c for c in missing_customers if c not in entry.customers]
                 if entry.settings is None or missing_products or missing_customers:
-                    async with ctx.services.uow() as own:
+                    async with ctx.uow() as own:
                         await _read_presets(own, org, entry, missing_products, missing_customers)
         else:
             await _read_presets(conn, org, entry, missing_products, missing_customers)
     assert entry.settings is not None
     products = {p: row for p in set(product_ids) if (row := entry.products[p]) is not None}
     customers = [row for c in sorted(set(source_ids)) for row in entry.customers[c]]
-    return entry.settings[0], entry.settings[1], products, customers
+    return entry.settings[0], entry.settings[1], products, customers, entry.locations
 
 
 async def _read_presets(
     conn: AsyncConnection, org: str, entry: OrgPresets, product_ids: list[str], source_ids: list[str]
 ) -> None:
     if entry.settings is None:
+        entry.locations = await all_locations(conn, org)
         entry.settings = await calc_reads.settings_and_registrations(conn, org)
     if product_ids:
         found = await calc_reads.products_by_id(conn, org, product_ids)
@@ -222,20 +223,6 @@ async def _read_presets(
             entry.customers[c] = tuple(rows)
 
 
-class _Errors:
-    """Collects every problem of a request instead of stopping at the first."""
-
-    def __init__(self) -> None:
-        self.errors: list[LevyError] = []
-
-    def attempt(self, fn: Any, *args: Any, **kw: Any) -> Any:
-        try:
-            return fn(*args, **kw)
-        except LevyError as e:
-            self.errors.append(e)
-            return None
-
-
 def _line(
     i: int,
     li: Any,
@@ -243,178 +230,139 @@ def _line(
     customer_rows: list[calc_reads.CustomerRow],
     default_category: str | None,
     details: CalculationDetails,
+    origins: Origins,
 ) -> LineInput:
-    """One request line -> LineInput; collects every problem of the line into one error.
-
-    Written for the hot path: each field is probed once, errors are caught where
-    they arise (exceptions cost nothing until raised) and nothing is built for a
-    field that is absent."""
+    """One request line -> LineInput: parses its fields, reads its presets, and
+    leaves what they mean to :mod:`levy.domain.tax.line_rules`. Every problem of
+    the line is collected into one error (wording in
+    :mod:`levy.domain.tax.calc_errors`)."""
     p = f"/line_items/{i}"
-    errs: list[LevyError] = []
+    collector = ErrorCollector()
+    errs, attempt = collector.errors, collector.attempt
     has = li.HasField
     if not li.id:
-        errs.append(RequiredField("id", pointer=f"{p}/id", detail="The line item id is required."))
-    quantity: Any = _ONE
-    if has("quantity"):
-        try:
-            quantity = parse_quantity(li.quantity, f"{p}/quantity")
-        except LevyError as e:
-            errs.append(e)
-    unit_price: Any = None
+        errs.append(calc_errors.line_id_required(p))
+    quantity = attempt(parse_quantity, li.quantity, f"{p}/quantity") if has("quantity") else _ONE
     if has("unit_price"):
-        try:
-            unit_price = parse_amount(li.unit_price, f"{p}/unit_price", allow_negative=True)
-        except LevyError as e:
-            errs.append(e)
+        unit_price = attempt(parse_amount, li.unit_price, f"{p}/unit_price", allow_negative=True)
     else:
-        errs.append(RequiredField("unit_price", pointer=f"{p}/unit_price", detail="The line item unit_price is required."))
+        unit_price = None
+        errs.append(calc_errors.unit_price_required(p))
     discounts: list[Discount] = []
     for j, d in enumerate(li.discounts):
         if not d.HasField("amount"):
-            errs.append(RequiredField("amount", pointer=f"{p}/discounts/{j}/amount", detail="The discount amount is required."))
+            errs.append(calc_errors.discount_amount_required(p, j))
             continue
-        try:
-            amount = parse_amount(d.amount, f"{p}/discounts/{j}/amount")
-        except LevyError as e:
-            errs.append(e)
-            continue
-        discounts.append(Discount(d.id if d.id else f"discount_{j}", amount))
-    line_discount = line_vendor = 0
-    if has("discount_amount"):
-        try:
-            line_discount = parse_amount(li.discount_amount, f"{p}/discount_amount")
-        except LevyError as e:
-            errs.append(e)
-    if has("vendor_discount_amount"):
-        try:
-            line_vendor = parse_amount(li.vendor_discount_amount, f"{p}/vendor_discount_amount")
-        except LevyError as e:
-            errs.append(e)
+        amount = attempt(parse_amount, d.amount, f"{p}/discounts/{j}/amount")
+        if amount is not None:
+            discounts.append(Discount(d.id if d.id else f"discount_{j}", amount))
+    line_discount = attempt(parse_amount, li.discount_amount, f"{p}/discount_amount") if has("discount_amount") else 0
+    line_vendor = (
+        attempt(parse_amount, li.vendor_discount_amount, f"{p}/vendor_discount_amount")
+        if has("vendor_discount_amount") else 0
+    )
 
-    # What is sold: the line's own codes win over the preset's; else the organization default.
-    category, attributes = None, ()
-    is_sales_tax = violation = marked = False
+    # What is sold: the product preset, if any, then the rules of precedence.
     preset_codes: tuple[str, ...] | None = None
+    preset_marked = False
     product = li.product
     if product.HasField("preset"):
         preset = product.preset
         pid = preset.id
         row = product_rows.get(pid) if pid else None
         if not pid:
-            errs.append(RequiredField("id", pointer=f"{p}/product/preset/id", detail="The product preset id is required."))
+            errs.append(calc_errors.product_preset_id_required(p))
         elif row is None or (preset.HasField("source") and preset.source != row.source):
-            errs.append(ValidationFailed(f"No product '{pid}' exists.", pointer=f"{p}/product/preset/id", input=pid,
-                                         type="not_found"))
+            errs.append(calc_errors.no_such_product(p, pid))
         elif row.archived:
-            errs.append(ValidationFailed(f"The product '{pid}' is archived.", pointer=f"{p}/product/preset/id",
-                                         input=pid, type="archived"))
+            errs.append(calc_errors.product_archived(p, pid))
         else:
             details.product_ids[i] = row.id
             details.product_codes[i] = row.tax_codes
             preset_codes = row.tax_codes
-            marked = row.marked_sales_tax or tuple(row.tax_codes) == (SALES_TAX_CODE,)
-    codes = tuple(product.tax_attributes)
-    if codes:
-        if any(c.split(".", 1)[0] == SALES_TAX_CODE for c in codes):
-            parsed = parse_tax_codes(codes)
-            is_sales_tax, violation = parsed.is_sales_tax, parsed.sales_tax_violation
-        else:
-            base = parse_tax_codes(preset_codes) if preset_codes and not marked else None
-            try:
-                resolved = load_catalogue().resolve(
-                    list(codes), f"{p}/product/tax_attributes",
-                    default_category=(base.category if base and base.category else default_category),
-                )
-            except LevyError as e:
-                errs.append(e)
-            else:
-                category, attributes = resolved.category, tuple(resolved.attributes)
-        marked = False  # the line's own attributes take precedence over a marked product
-    elif marked:
-        is_sales_tax = True
-    elif preset_codes:
-        parsed = parse_tax_codes(preset_codes)
-        category, attributes = parsed.category, parsed.attributes
-    else:
-        category = default_category
+            preset_marked = line_rules.is_marked_product(row.tax_codes, row.marked_sales_tax)
+    sold = attempt(line_rules.what_is_sold, tuple(product.tax_attributes), preset_codes, preset_marked,
+                   default_category, p) or line_rules.SoldAs(None)
 
     # Who buys, and where.
     address = None
     customer = li.customer
     if customer.HasField("address"):
-        a = customer.address
-        # Unset optional strings read as "": None for those (ListFields names the set ones).
-        given = {f.name: v for f, v in a.ListFields()}
-        address = Address(given.get("line1"), given.get("city"), given.get("state"), given.get("country"),
-                          given.get("postal_code"))
-    exemption: CustomerExemption | None = None
-    customer_detail: str | None = None
+        address = _address(customer.address)
+    match = line_rules.CustomerMatch()
     if customer.HasField("preset"):
         cp = customer.preset
-        source: str | None = DEFAULT_CUSTOMER_SOURCE
-        if cp.HasField("source"):
-            try:
-                source = validate_source(cp.source, f"{p}/customer/preset/source")
-            except LevyError as e:
-                errs.append(e)
-                source = None
+        source = attempt(validate_source, cp.source, f"{p}/customer/preset/source") if cp.HasField("source") \
+            else DEFAULT_CUSTOMER_SOURCE
         if not cp.id:
-            errs.append(RequiredField("id", pointer=f"{p}/customer/preset/id",
-                                      detail="The customer preset id (its source_id) is required."))
+            errs.append(calc_errors.customer_preset_id_required(p))
         elif source is not None:
             account = cp.source_account_id if cp.HasField("source_account_id") else None
-            matches = [
-                c
-                for c in customer_rows
-                if c.source == source and c.source_id == cp.id and (account is None or c.source_account_id == account)
-            ]
-            if len(matches) == 1:
-                exemption = matches[0].exemption
-                details.customer_ids[i] = matches[0].id
-                if matches[0].merged_into_customer_id:
-                    details.merged_into[i] = matches[0].merged_into_customer_id
-            elif not matches:
-                customer_detail = f"no customer matches preset '{cp.id}' (source {source}): line taxed without exemptions"
-            else:
-                customer_detail = (
-                    f"customer preset '{cp.id}' (source {source}) matches {len(matches)} customers in different "
-                    "accounts: send source_account_id; line taxed without exemptions"
-                )
+            match = line_rules.match_customer(customer_rows, source, cp.id, account)
+            if match.customer_id is not None:
+                details.customer_ids[i] = match.customer_id
+            if match.merged_into:
+                details.merged_into[i] = match.merged_into
 
+    ship_from = origins.of(li, p, errs)
     if errs:
         raise ValidationFailed.many(errs)  # type: ignore[arg-type]
-    return LineInput(li.id, quantity, unit_price, category, attributes, is_sales_tax, marked and is_sales_tax,
-                     violation, address, tuple(discounts), line_discount, line_vendor, exemption, customer_detail, p)
+    return LineInput(li.id, quantity, unit_price, sold.category, sold.attributes, sold.is_sales_tax,
+                     sold.marked_product, sold.sales_tax_violation, address, tuple(discounts), line_discount,
+                     line_vendor, match.exemption, match.detail, p, *ship_from)
 
 
-def shape_error(err: LevyError) -> LevyError:
-    """Section 4.7 rule 5 in the calculation error shape.
+def _address(a: Any) -> Address:
+    # Unset optional strings read as "": None for those (ListFields names the set ones).
+    given = {f.name: v for f, v in a.ListFields()}
+    return Address(given.get("line1"), given.get("city"), given.get("state"), given.get("country"),
+                   given.get("postal_code"))
 
-    Collected-tax violations never name the line: they become one item
-    ``{type: invalid_sales_tax_line, loc: ["body", "line_items"]}``. The first
-    item's ``msg`` (and the gRPC status message) is the spec's detail:
-    ``Validation failed: invalid_sales_tax_line`` alone, or ``Validation failed:
-    multiple errors`` / ``Processing failed: multiple errors`` followed by the
-    other errors' own items.
-    """
-    sales = [i for i in err.items if i.type == engine.INVALID_SALES_TAX_LINE]
-    if not sales:
-        return err
-    others = [i for i in err.items if i.type != engine.INVALID_SALES_TAX_LINE]
-    if not others:
-        message = engine.SALES_TAX_DETAIL
-    elif err.detail == engine.MULTIPLE_PROCESSING or any(i.status != 422 for i in others):
-        message = engine.MULTIPLE_PROCESSING
-    else:
-        message = engine.MULTIPLE_VALIDATION
-    head = ErrorItem(
-        status=422,
-        code="validation_error",
-        title="Validation Error",
-        detail=message,
-        pointer="/line_items",
-        meta={"rules": sorted({str((i.meta or {}).get("rule")) for i in sales})},
-        type=engine.INVALID_SALES_TAX_LINE,
-        input=None,
-    )
-    return ValidationFailed(message, items=[head, *others])
+
+_NO_SHIP_FROM: tuple[None, str, str, str] = (None, "", "", "")
+
+
+class Origins:
+    """Where lines ship from (issue 19): a line's ``ship_from`` (a location id or an
+    address), else the organization's default location in effect on the date, else none."""
+
+    __slots__ = ("by_id", "default")
+
+    def __init__(self, locations: tuple[BusinessLocation, ...], on: date) -> None:
+        self.by_id = {loc.id: loc for loc in locations}
+        self.default = next((loc for loc in locations if loc.is_default and not loc.archived and loc.covers(on)), None)
+
+    def of(self, li: Any, p: str, errs: list[LevyError]) -> tuple[Address | None, str, str, str]:
+        """(address, label, pointer, location id) of the line's ship-from; problems go to ``errs``."""
+        if not li.HasField("ship_from"):
+            if self.default is None:
+                return _NO_SHIP_FROM
+            d = self.default
+            return d.address, f"default location {d.id}", f"{p}/ship_from", d.id
+        sf = li.ship_from
+        has_id, has_address = sf.HasField("location_id"), sf.HasField("address")
+        if has_id and has_address:
+            errs.append(ValidationFailed("Send ship_from.location_id or ship_from.address, not both.",
+                                         pointer=f"{p}/ship_from"))
+            return _NO_SHIP_FROM
+        if has_id:
+            loc = self.by_id.get(sf.location_id)
+            if loc is None:
+                errs.append(NotFound(f"No business location '{sf.location_id}'.", pointer=f"{p}/ship_from/location_id"))
+                return _NO_SHIP_FROM
+            if loc.archived:
+                errs.append(ValidationFailed(f"The business location '{loc.id}' is archived.",
+                                             pointer=f"{p}/ship_from/location_id", type="archived"))
+                return _NO_SHIP_FROM
+            return loc.address, f"location {loc.id}", f"{p}/ship_from/location_id", loc.id
+        if has_address:
+            a = _address(sf.address)
+            if not a.postal_code and (a.country or "US").strip().upper() in ("US", "USA"):
+                errs.append(RequiredField("ship_from.address.postal_code", pointer=f"{p}/ship_from/address/postal_code",
+                                          detail="A US ship_from address needs a postal code (its ZIP places it "
+                                                 "in its local jurisdictions)."))
+                return _NO_SHIP_FROM
+            return a, "the line's ship_from address", f"{p}/ship_from/address", ""
+        errs.append(ValidationFailed("ship_from needs a location_id or an address.", pointer=f"{p}/ship_from"))
+        return _NO_SHIP_FROM
+

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from levy.domain.errors import ErrorItem
+from levy.store.db import transaction
 
 if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
     from levy.app.services import AppServices
     from levy.domain.versioning import ApiVersion
     from levy.store.keys import ApiKeyRecord
@@ -25,15 +30,65 @@ class CallContext:
     idempotency_key: str | None = None
     # Per-item parse errors of a `per_item_errors` field (REST only), by index.
     item_errors: dict[int, list[ErrorItem]] = field(default_factory=dict)
-    # The raw request body, when the transport has one (idempotency fingerprint).
-    body_fingerprint: bytes | None = None
     # Set by the pipeline.
     key: ApiKeyRecord | None = None
     version: ApiVersion | None = None
     # Extra response headers / trailing metadata (lower-case names).
     response_headers: dict[str, str] = field(default_factory=dict)
+    # The request's own write transaction while an idempotent call runs its handler.
+    request_tx: AsyncConnection | None = None
 
     @property
     def organization_id(self) -> str:
         assert self.key is not None, "unauthenticated call"
         return self.key.organization_id
+
+    def uow(self, *, write: bool = False, presets: bool = True) -> contextlib.AbstractAsyncContextManager[AsyncConnection]:
+        """One database transaction (the unit of work of one request).
+
+        While the request's own transaction is open (:meth:`request_transaction`,
+        an idempotent call: the stored response must commit with the handler's
+        writes), every unit of work of the request joins it, so that reads see
+        the request's own writes.
+
+        A write unit of work drops the organization's cached presets when it
+        ends (``presets=False``: writes that change no preset).
+        """
+        if self.request_tx is not None:
+            return _joined(self.request_tx)
+        inner = transaction(self.services.engine, write=write)
+        if write and presets:
+            return self._invalidating(inner)
+        return inner
+
+    @contextlib.asynccontextmanager
+    async def request_transaction(self) -> AsyncIterator[AsyncConnection]:
+        """Open the request's write transaction; the request's units of work join it."""
+        try:
+            async with transaction(self.services.engine, write=True) as conn:
+                self.request_tx = conn
+                try:
+                    yield conn
+                finally:
+                    self.request_tx = None
+        finally:
+            self._drop_presets()
+
+    @contextlib.asynccontextmanager
+    async def _invalidating(
+        self, inner: contextlib.AbstractAsyncContextManager[AsyncConnection]
+    ) -> AsyncIterator[AsyncConnection]:
+        try:
+            async with inner as conn:
+                yield conn
+        finally:
+            self._drop_presets()
+
+    def _drop_presets(self) -> None:
+        # The organization's entry; every entry when no key is known (a write before authentication).
+        self.services.presets.invalidate(self.key.organization_id if self.key is not None else None)
+
+
+@contextlib.asynccontextmanager
+async def _joined(conn: AsyncConnection) -> AsyncIterator[AsyncConnection]:
+    yield conn

@@ -78,6 +78,13 @@ async def list_customers(conn: AsyncConnection, org: str, page: PageRequest) -> 
     return await SqlCustomers(conn).page(org, page.limit, page.starting_after)
 
 
+async def search_customers(conn: AsyncConnection, org: str, text: str, *, deleted: bool,
+                           page: PageRequest) -> tuple[list[CustomerRecord], bool]:
+    """The console's customer lists: active or deleted, filtered by source id, name or email."""
+    return await SqlCustomers(conn).search(org, text.strip(), deleted=deleted, limit=page.limit,
+                                           starting_after=page.starting_after)
+
+
 async def get_customer(conn: AsyncConnection, org: str, customer_id: str) -> tuple[CustomerRecord, list[Certificate]]:
     store = SqlCustomers(conn)
     rec = await active_customer(store, org, customer_id)

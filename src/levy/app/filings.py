@@ -222,7 +222,8 @@ async def _file(
 
 async def _move_to_filed(conn: AsyncConnection, txn: TransactionRecord, now: datetime) -> None:
     if check_transition(txn.status, "filed", by_filing=True):
-        await update_transaction(conn, replace(txn, status="filed", updated_at=now), lines_changed=False)
+        await update_transaction(conn, replace(txn, status="filed", updated_at=now), lines_changed=False,
+                                 reference_changed=False)
 
 
 # -- reads ---------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ The first response (status and body) is stored per organization and key for
 different request is 422; a retry while the first is still running is 409.
 
 Crash safety: a key is first *claimed* (a row with no response, committed on
-its own so that concurrent retries see it). The handler then runs inside one
+its own so that concurrent retries see it; one INSERT ... ON CONFLICT DO
+NOTHING, and a read of the record only when it is there already). The handler then runs inside one
 write transaction that the pipeline holds, and the response is stored in that
 same transaction: either the writes and the stored response commit together,
 or neither does. A claim left behind by a crashed process is taken over after
@@ -25,18 +26,20 @@ from typing import Any
 
 import orjson
 from google.protobuf import message
-from sqlalchemy import delete, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import delete, select, update
 
 from levy.app.context import CallContext
 from levy.app.registry import MethodInfo
 from levy.app.services import retry_write_conflicts
-from levy.app.startup import on_startup
 from levy.domain import errors
 from levy.domain.errors import Conflict, ErrorItem, LevyError, ValidationFailed
+from levy.store.db import writer_queue
+from levy.store.rows import insert_row
 from levy.store.tables.areas import idempotency_keys
 
 log = logging.getLogger("levy.idempotency")
+# A claim inserts nothing when the key has a record (no error, no savepoint).
+_KEY = ("organization_id", "key")
 RETENTION = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
 
@@ -118,33 +121,32 @@ async def _run(method: MethodInfo, request: message.Message, ctx: CallContext,
                handler: Callable[[Any, CallContext], Awaitable[message.Message]], services: Any, org: str, key: str,
                digest: str, lock: timedelta) -> message.Message:
 
-    # 1. Claim the key, or replay / refuse. The decision is read first without
-    # the write lock (on SQLite a running request holds it); only a new or
-    # abandoned claim takes the write lock, and re-checks under it.
+    # 1. Claim the key (one statement: the primary key decides), or, when a record is there
+    # already, replay / refuse / take over an abandoned claim, all in one write transaction.
     where = (idempotency_keys.c.organization_id == org) & (idempotency_keys.c.key == key)
-    async with services.uow() as conn:
-        row = (await conn.execute(select(idempotency_keys).where(where))).first()
-    _decide(row, method, digest, lock, ctx)
+    if writer_queue(services.engine) is not None:
+        # SQLite: the request running with this key holds the process's write turn until it
+        # commits; a retry decides on a read (no turn needed) and waits only to claim.
+        async with services.uow() as conn:
+            row = (await conn.execute(select(idempotency_keys).where(where))).first()
+        _decide(row, method, digest, lock, ctx)
     async with services.uow(write=True) as conn:
-        row = (await conn.execute(select(idempotency_keys).where(where))).first()
-        now = datetime.now(timezone.utc)
-        if row is not None and _decide(row, method, digest, lock, ctx) == "take_over":
-            await conn.execute(delete(idempotency_keys).where(where))
-        try:
-            async with conn.begin_nested():
-                await conn.execute(
-                    insert(idempotency_keys).values(
-                        organization_id=org, key=key, method=method.full_name, request_hash=digest,
-                        status_code=None, response=None, created_at=now, completed_at=None,
-                    )
-                )
-        except IntegrityError:
-            raise _in_progress() from None
+        values = {"organization_id": org, "key": key, "method": method.full_name, "request_hash": digest,
+                  "status_code": None, "response": None, "created_at": datetime.now(timezone.utc),
+                  "completed_at": None}
+        if not await insert_row(conn, idempotency_keys, values, unless=_KEY):
+            row = (await conn.execute(select(idempotency_keys).where(where))).first()
+            if row is not None and _decide(row, method, digest, lock, ctx) == "take_over":
+                await conn.execute(delete(idempotency_keys).where(where))
+            # Gone since (purged, released) or taken over: claim it now; another request's claim
+            # between the two statements means that one runs.
+            if not await insert_row(conn, idempotency_keys, values, unless=_KEY):
+                raise _in_progress()
 
     # 2. Run the handler in the request's transaction and store its response in it
     # (the whole transaction again if the database aborts it as a deadlock victim).
     async def attempt() -> message.Message:
-        async with services.request_transaction() as conn:
+        async with ctx.request_transaction() as conn:
             response = await handler(request, ctx)
             await conn.execute(
                 update(idempotency_keys).where(where).values(
@@ -220,16 +222,11 @@ async def purge_expired(services: Any) -> int:
         return int(res.rowcount or 0)
 
 
-@on_startup
-async def _start_purger(services: Any) -> None:
-    """Purge expired records every hour in the background."""
-
-    async def loop() -> None:
-        while True:
-            await asyncio.sleep(3600)
-            try:
-                await purge_expired(services)
-            except Exception:  # pragma: no cover - logged, retried next hour
-                log.exception("purging idempotency records failed")
-
-    services.extras["idempotency_purger"] = asyncio.create_task(loop())
+async def purge_every_hour(services: Any) -> None:
+    """Purge expired records every hour (a background task of the server)."""
+    while True:
+        await asyncio.sleep(3600)
+        try:
+            await purge_expired(services)
+        except Exception:  # pragma: no cover - logged, retried next hour
+            log.exception("purging idempotency records failed")

@@ -48,6 +48,8 @@ DB_POOL_CHECKED_OUT = Gauge("levy_db_pool_checked_out", "Database connections ch
                             multiprocess_mode="livesum")
 DB_POOL_SIZE = Gauge("levy_db_pool_size", "Configured database pool size (per process).",
                      multiprocess_mode="livesum")
+DB_STATEMENTS = Counter("levy_db_statements_total",
+                        "SQL statements sent to the database (an executemany counts once), and COMMITs.")
 
 
 # The labelled children per (transport, method, status), looked up once: ``labels()``
@@ -77,6 +79,22 @@ def observe_pool(engine: object) -> None:
         if value != _pool_last[0]:
             _pool_last[0] = value
             DB_POOL_CHECKED_OUT.set(value)
+
+
+def count_statements(engine: Any) -> None:
+    """Count ``engine``'s statements and commits in ``levy_db_statements_total`` (the
+    benchmark reports them per request; docs/performance.md)."""
+    from sqlalchemy import event
+
+    from levy.store import db
+
+    inc = DB_STATEMENTS.inc
+    db.on_statement.append(inc)
+    sync_engine = engine.sync_engine
+    event.listen(sync_engine, "before_cursor_execute", lambda *_a: inc())  # levy.store.db: the others
+    event.listen(sync_engine, "commit", lambda *_a: inc())
+    if sync_engine.dialect.name != "sqlite":  # SQLite's BEGIN is sent by levy.store.db and counted there
+        event.listen(sync_engine, "begin", lambda *_a: inc())
 
 
 def render() -> tuple[bytes, str]:

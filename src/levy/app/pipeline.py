@@ -13,17 +13,17 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 
 from google.protobuf import message
 
-from levy.app import constraints, idempotency, metrics, preset_cache
-from levy.app.auth import Authenticator, require_admin
+from levy.app import constraints, idempotency, metrics
+from levy.app.auth import require_admin
 from levy.app.context import CallContext
 from levy.app.limits import DeadlineExceeded, Overloaded
-from levy.app.ratelimit import create_limiter
-from levy.app.registry import MethodInfo, handler_for
+from levy.app.ratelimit import Limiter
+from levy.app.registry import Handler, MethodInfo
 from levy.app.services import AppServices
 from levy.domain.errors import NotImplementedYet, RateLimited, Unauthenticated
 from levy.domain.ratelimit import Decision, Limit
@@ -33,13 +33,12 @@ log = logging.getLogger("levy.pipeline")
 
 
 class Pipeline:
-    def __init__(self, services: AppServices) -> None:
+    def __init__(self, services: AppServices, handlers: Mapping[str, Handler], *, limiter: Limiter) -> None:
         self.services = services
-        self.auth = Authenticator(services)
-        services.extras["authenticator"] = self.auth
+        self.auth = services.authenticator
+        self.handlers = handlers
+        self.limiter = limiter
         config = services.config
-        self.limiter = create_limiter(config.redis_url)
-        services.extras["rate_limiter"] = self.limiter
         self.key_limit = (
             Limit(config.rate_limit_per_second, max(1, config.rate_limit_burst)) if config.rate_limit_per_second > 0 else None
         )
@@ -116,12 +115,20 @@ class Pipeline:
         ctx.version = resolve_version(header, datetime.now(timezone.utc).date()) if header else LATEST
         if not method.policy.public:
             ctx.key = await self._authenticate(ctx, peer)
-            preset_cache.current_organization.set(ctx.key.organization_id)
             if self.key_limit is not None:
                 decision = await self.limiter.hit("key:" + ctx.key.id, self.key_limit)
                 self._check(ctx, decision, "api_key", "the rate limit of this API key")
             if method.policy.admin_only:
                 require_admin(ctx.key)
+
+    def admit_principal(self, method: MethodInfo, ctx: CallContext, principal) -> None:  # type: ignore[no-untyped-def]
+        """Admit a call of the web console, whose user signed in with a session
+        instead of presenting an API key: the user's principal stands where the key
+        would (its organization, its admin rights), and the same authorization applies."""
+        ctx.version = LATEST
+        ctx.key = principal
+        if method.policy.admin_only:
+            require_admin(principal)
 
     async def _authenticate(self, ctx: CallContext, peer: str):  # type: ignore[no-untyped-def]
         limit = self.auth_failure_limit
@@ -180,7 +187,7 @@ class Pipeline:
         constraints.check(target, ctx.item_errors)
         if target is not request:
             constraints.check_outside_body(request, body)
-        handler = handler_for(method.full_name)
+        handler = self.handlers.get(method.full_name)
         if handler is None:
             raise NotImplementedYet(f"{method.http_method} {method.http_path} ({method.name}) is not implemented yet.")
         timeout = self.services.config.request_timeout_seconds

@@ -5,11 +5,11 @@ needs no database round trip at all.
 
 Correctness first:
 
-* Read-your-writes in a process: every write unit of work of this process
-  (:meth:`levy.app.services.AppServices.uow` with ``write=True``, and the
+* Read-your-writes in a process: every write unit of work of a request
+  (:meth:`levy.app.context.CallContext.uow` with ``write=True``, and the
   idempotent request transaction) drops the organization's entry when it ends
-  (the organization comes from :data:`current_organization`, set by the pipeline
-  once the API key is known; a write with no organization known drops every entry).
+  (the organization of the request's API key; a write with no key known drops
+  every entry).
 * A read that raced with a write cannot put stale rows back: rows are stored
   into the entry object the read started with, and a write drops that object
   from the cache, so the late rows land in an orphan nobody reads.
@@ -22,20 +22,15 @@ See docs/calculations.md ("Preset cache") and docs/operations.md.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from levy.domain.locations import BusinessLocation
     from levy.domain.settings import OrganizationSettings
     from levy.domain.tax.model import Registration
     from levy.store.calc_reads import CustomerRow, ProductRow
-
-# The organization of the request being handled (set by the pipeline after authentication).
-current_organization: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "levy_current_organization", default=None
-)
 
 # Bounds on memory: beyond them the cache starts over (entries are cheap to rebuild).
 MAX_ORGANIZATIONS = 10_000
@@ -52,6 +47,8 @@ class OrgPresets:
     products: dict[str, ProductRow | None] = field(default_factory=dict)
     # customer source_id -> its live customers (every source and account).
     customers: dict[str, tuple[CustomerRow, ...]] = field(default_factory=dict)
+    # Every business location (archived ones too), read with the settings (issue 19).
+    locations: tuple[BusinessLocation, ...] = ()
     # Held while one calculation reads what the entry lacks (levy.app.calculate._presets).
     read_lock: asyncio.Lock | None = None
 
@@ -88,6 +85,3 @@ class PresetCache:
             self._orgs.clear()
         else:
             self._orgs.pop(organization_id, None)
-
-    def invalidate_current(self) -> None:
-        self.invalidate(current_organization.get())

@@ -1,12 +1,13 @@
 """Rates in memory: one immutable RateTable per process, swapped atomically.
 
-At start-up every imported record is loaded into a
-:class:`~levy.domain.tax.rates.RateTable` (built-in state data + imported local
-records + the ZIP directory) kept in ``services.extras``. A background task looks
-at ``rate_imports`` every ``LEVY_RATES_REFRESH_SECONDS`` (default 10; 0 turns
-the refresh off) and, when an import was added, builds a new table off the
-event loop and replaces the reference in one assignment. A calculation reads
-the reference once and never reads a rate from the database.
+:class:`RatesRuntime` holds a :class:`~levy.domain.tax.rates.RateTable`
+(built-in state data + imported local records + the ZIP directory). The
+composition root (:mod:`levy.app.bootstrap`) loads it before the server takes
+traffic and runs :meth:`RatesRuntime.refresh_forever`, which looks at
+``rate_imports`` every ``LEVY_RATES_REFRESH_SECONDS`` (default 10; 0 turns the
+refresh off) and, when an import was added, builds a new table off the event
+loop and replaces the reference in one assignment. A calculation reads the
+reference once and never reads a rate from the database.
 """
 
 from __future__ import annotations
@@ -17,16 +18,15 @@ import logging
 import os
 from dataclasses import dataclass
 
-from levy.app.services import AppServices
-from levy.app.startup import on_startup
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from levy.domain.tax.rates import RateTable
 from levy.rates.builtin import builtin_rate_table, load_taxability
 from levy.store import rates as store
+from levy.store.db import transaction
 
 log = logging.getLogger(__name__)
 
-EXTRA_KEY = "levy.rates"
-TASK_KEY = "levy.rates.refresh_task"
 DEFAULT_REFRESH_SECONDS = 10.0
 
 
@@ -34,14 +34,6 @@ DEFAULT_REFRESH_SECONDS = 10.0
 class LoadedRates:
     table: RateTable
     marker: tuple[int, str | None]  # (import count, newest import id) it was built from
-
-
-def current_rates(services: AppServices) -> RateTable:
-    loaded: LoadedRates | None = services.extras.get(EXTRA_KEY)
-    if loaded is None:  # not started through the server (e.g. a script): built-in data only
-        loaded = LoadedRates(builtin_rate_table(), (0, None))
-        services.extras[EXTRA_KEY] = loaded
-    return loaded.table
 
 
 def refresh_seconds() -> float:
@@ -53,41 +45,49 @@ def refresh_seconds() -> float:
         return DEFAULT_REFRESH_SECONDS
 
 
-async def reload(services: AppServices, *, force: bool = False) -> bool:
-    """Rebuild the table if the imports changed (or ``force``); True when swapped."""
-    async with services.uow() as conn:
-        marker = await store.imports_marker(conn)
-        loaded: LoadedRates | None = services.extras.get(EXTRA_KEY)
-        if not force and loaded is not None and loaded.marker == marker:
-            return False
-        rows = await store.all_records(conn)
-    table = await asyncio.to_thread(builtin_rate_table, rows)
-    services.extras[EXTRA_KEY] = LoadedRates(table, marker)
-    # The table is hundreds of thousands of long-lived, acyclic objects: keep them
-    # (and everything loaded so far) out of the cycle collector's full passes,
-    # which otherwise walk them all and stall requests (reference counting still
-    # frees a replaced table). Collected first so that no garbage is frozen.
-    gc.collect()
-    gc.freeze()
-    log.info("rate table loaded: %d imports, %d records", marker[0], len(rows))
-    return True
+class RatesRuntime:
+    """The process's rate table, read by every calculation."""
 
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._loaded: LoadedRates | None = None
 
-async def _refresh_loop(services: AppServices, every: float) -> None:
-    while True:
-        await asyncio.sleep(every)
-        try:
-            await reload(services)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # keep serving with the current table
-            log.exception("rate table refresh failed; keeping the current table")
+    @property
+    def table(self) -> RateTable:
+        if self._loaded is None:  # not loaded through the server (e.g. a script): built-in data only
+            self._loaded = LoadedRates(builtin_rate_table(), (0, None))
+        return self._loaded.table
 
+    async def load(self) -> None:
+        """Load the taxability rules and every imported record (start-up)."""
+        await asyncio.to_thread(load_taxability)
+        await self.reload(force=True)
 
-@on_startup
-async def _load_rates(services: AppServices) -> None:
-    await asyncio.to_thread(load_taxability)
-    await reload(services, force=True)
-    every = refresh_seconds()
-    if every > 0:
-        services.extras[TASK_KEY] = asyncio.create_task(_refresh_loop(services, every), name="levy-rates-refresh")
+    async def reload(self, *, force: bool = False) -> bool:
+        """Rebuild the table if the imports changed (or ``force``); True when swapped."""
+        async with transaction(self._engine, write=False) as conn:
+            marker = await store.imports_marker(conn)
+            if not force and self._loaded is not None and self._loaded.marker == marker:
+                return False
+            rows = await store.all_records(conn)
+        table = await asyncio.to_thread(builtin_rate_table, rows)
+        self._loaded = LoadedRates(table, marker)
+        # The table is hundreds of thousands of long-lived, acyclic objects: keep them
+        # (and everything loaded so far) out of the cycle collector's full passes,
+        # which otherwise walk them all and stall requests (reference counting still
+        # frees a replaced table). Collected first so that no garbage is frozen.
+        gc.collect()
+        gc.freeze()
+        log.info("rate table loaded: %d imports, %d records", marker[0], len(rows))
+        return True
+
+    async def refresh_forever(self, every: float) -> None:
+        """Reload every ``every`` seconds when the imports changed (a background task)."""
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.reload()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # keep serving with the current table
+                log.exception("rate table refresh failed; keeping the current table")

@@ -3,14 +3,17 @@
 This is the single list of operations: the gRPC server, the REST gateway
 routes and the OpenAPI document are all built from it. Handlers register
 against a method's full name; a method without a handler answers
-UNIMPLEMENTED (gRPC) / 501 (REST).
+UNIMPLEMENTED (gRPC) / 501 (REST). The handler modules are listed in the
+composition root (:mod:`levy.app.bootstrap`), which collects their handlers
+with :func:`collect_handlers`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from google.api import annotations_pb2, field_behavior_pb2, http_pb2
@@ -20,6 +23,7 @@ from levy.v1 import (
     calculations_pb2,
     customers_pb2,
     filings_pb2,
+    locations_pb2,
     options_pb2,
     organization_pb2,
     products_pb2,
@@ -37,6 +41,7 @@ SERVICE_MODULES = (
     products_pb2,
     reference_pb2,
     organization_pb2,
+    locations_pb2,
     filings_pb2,
 )
 
@@ -115,22 +120,39 @@ def is_output_only(field: descriptor.FieldDescriptor) -> bool:
     return field_behavior_pb2.OUTPUT_ONLY in field.GetOptions().Extensions[field_behavior_pb2.field_behavior]
 
 
-_HANDLERS: dict[str, Handler] = {}
+def output_only_names(message_descriptor: descriptor.Descriptor) -> tuple[str, ...]:
+    """The message's ``OUTPUT_ONLY`` fields, in declaration order (read-only to callers)."""
+    return tuple(f.name for f in message_descriptor.fields if is_output_only(f))
+
+
+def input_names(message_descriptor: descriptor.Descriptor) -> tuple[str, ...]:
+    """The message's fields a caller may send, in declaration order."""
+    return tuple(f.name for f in message_descriptor.fields if not is_output_only(f))
 
 
 def handles(full_name: str) -> Callable[[Handler], Handler]:
-    """Register the handler of ``levy.v1.Service.Method``."""
+    """Mark ``fn`` as the handler of ``levy.v1.Service.Method`` (collected by
+    :func:`collect_handlers` when the application is built)."""
     if full_name not in method_by_name():
         raise KeyError(f"no such RPC in the protos: {full_name}")
 
-    def register(fn: Handler) -> Handler:
-        if full_name in _HANDLERS:
-            raise KeyError(f"two handlers for {full_name}")
-        _HANDLERS[full_name] = fn
+    def mark(fn: Handler) -> Handler:
+        fn.__levy_rpc__ = full_name  # type: ignore[attr-defined]
         return fn
 
-    return register
+    return mark
 
 
-def handler_for(full_name: str) -> Handler | None:
-    return _HANDLERS.get(full_name)
+def collect_handlers(modules: Iterable[ModuleType]) -> dict[str, Handler]:
+    """Every handler the ``modules`` mark with :func:`handles`, by RPC name;
+    two handlers of one RPC are refused (a name no RPC has already was)."""
+    table: dict[str, Handler] = {}
+    for module in modules:
+        for value in vars(module).values():
+            name = getattr(value, "__levy_rpc__", None)
+            if name is None or getattr(value, "__module__", None) != module.__name__:
+                continue
+            if name in table:
+                raise KeyError(f"two handlers for {name}")
+            table[name] = value
+    return table

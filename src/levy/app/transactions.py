@@ -9,7 +9,7 @@ messages into calls and records into messages. See docs/transactions.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
@@ -19,15 +19,25 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.calculate import Prepared, prepare, run_engine
 from levy.app.context import CallContext
-from levy.app.rates_runtime import current_rates
+from levy.app.registry import input_names, output_only_names
 from levy.domain import ids
-from levy.domain.errors import Conflict, FailedPrecondition, LevyError, NotFound, RequiredField, ValidationFailed
+from levy.domain.errors import (
+    Conflict,
+    ErrorCollector,
+    FailedPrecondition,
+    LevyError,
+    NotFound,
+    RequiredField,
+    ValidationFailed,
+)
 from levy.domain.money import allocate, parse_amount
+from levy.domain.tax.model import LineInput
+from levy.domain.tax.sourcing import source
+from levy.rates.builtin import load_sourcing
 from levy.domain.transaction_records import StoredLine, TransactionRecord
 from levy.domain.transactions import (
     UNSET,
     LinePlan,
-    TaxState,
     check_full_credit_not_empty,
     check_lines_editable,
     check_parent_fields,
@@ -43,8 +53,16 @@ from levy.domain.transactions import (
     validate_source_field,
     validate_type,
 )
-from levy.domain.transactions_collected import LineSplit, TransactionLine, effective_codes
-from levy.domain.transactions_credits import check_credit, check_sale_change, credit_against
+from levy.domain.transactions_collected import (
+    LineSplit,
+    TransactionLine,
+    effective_codes,
+)
+from levy.domain.transactions_credits import (
+    check_credit,
+    check_sale_change,
+    credit_against,
+)
 from levy.domain.transactions_tax_only import attribute_tax_only
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
@@ -52,16 +70,13 @@ from levy.v1 import transactions_pb2 as pb
 DUPLICATE_REFERENCE = "duplicate_reference_id"
 NOT_RECORDED = "not_recorded"
 
-#: Fields of ``Transaction`` a request may send (the rest are read-only).
-WRITABLE = (
-    "type", "status", "currency", "discount_amount", "vendor_discount_amount", "transaction_date", "line_items",
-    "parent_transaction_id", "parent_reference_id", "reference_id", "tax_amount", "source",
-)
+#: Fields of ``Transaction`` a request may send (the rest are ``OUTPUT_ONLY`` in the proto).
+WRITABLE = input_names(pb.Transaction.DESCRIPTOR)
 #: Fixed at creation.
 CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source")
 #: Change the calculation: draft only, and together with ``line_items``.
 CALCULATION_FIELDS = ("currency", "discount_amount", "vendor_discount_amount", "transaction_date")
-_LINE_OUTPUTS = ("tax_amount", "tax_amount_before_discounts", "taxes", "discount_reductions", "resolution")
+_LINE_OUTPUTS = output_only_names(pb.TransactionLineItem.DESCRIPTOR)
 
 
 def transaction_path(transaction_id: str) -> str:
@@ -76,13 +91,14 @@ def _opt(msg: Any, name: str) -> Any:
     return getattr(msg, name) if msg.HasField(name) else None
 
 
-def _line_input(li: pb.TransactionLineItem) -> dict[str, Any]:
-    """The request line as received (its input fields), stored and echoed back."""
+def _line_input(li: pb.TransactionLineItem) -> tuple[dict[str, Any], pb.TransactionLineItem]:
+    """The request line as received (its input fields), stored and echoed back: as JSON data
+    and as the message."""
     clean = pb.TransactionLineItem()
     clean.CopyFrom(li)
     for name in _LINE_OUTPUTS:
         clean.ClearField(name)
-    return json_format.MessageToDict(clean, preserving_proto_field_name=True)
+    return json_format.MessageToDict(clean, preserving_proto_field_name=True), clean
 
 
 def _duplicate(reference_id: str, existing_id: str) -> Conflict:
@@ -100,22 +116,6 @@ def not_found(transaction_id: str) -> NotFound:
 
 def _tax_amount(msg: pb.Transaction) -> int | None:
     return parse_amount(msg.tax_amount, "/tax_amount") if msg.HasField("tax_amount") else None
-
-
-class _Errors:
-    def __init__(self) -> None:
-        self.errors: list[LevyError] = []
-
-    def attempt(self, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
-        try:
-            return fn(*args, **kw)
-        except LevyError as e:
-            self.errors.append(e)
-            return None
-
-    def raise_any(self) -> None:
-        if self.errors:
-            raise ValidationFailed.many(self.errors)
 
 
 # -- lines -> engine -> stored lines -----------------------------------------------------------
@@ -142,7 +142,7 @@ class Computed:
 
 
 async def compute_lines(
-    ctx: CallContext, conn: AsyncConnection, msg: pb.Transaction, *, transaction_type: str, source: str,
+    ctx: CallContext, conn: AsyncConnection | None, msg: pb.Transaction, *, transaction_type: str, source: str,
     has_parent: bool, errors: list[LevyError],
 ) -> Computed:
     """Translate ``msg.line_items`` (presets resolved), split collected-tax lines off (4.7),
@@ -166,13 +166,24 @@ async def compute_lines(
     assert plan is not None
     prepared.errors = []
     result = run_engine(ctx, prepared, plan.split.engine_lines, shape=False)
-    stored = tuple(
-        StoredLine(_line_input(msg.line_items[tl.index]), res, details.customer_ids.get(tl.index),
-                   details.product_ids.get(tl.index))
-        for tl, res in zip(plan.split.goods, result.lines, strict=True)
-    )
+    stored = []
+    for tl, res in zip(plan.split.goods, result.lines, strict=True):
+        data, line_msg = _line_input(msg.line_items[tl.index])
+        stored.append(StoredLine(data, res, details.customer_ids.get(tl.index), details.product_ids.get(tl.index),
+                                 ship_from=ship_from_used(tl.line), message=line_msg))
     collected = tuple(tl for tl in tlines if tl.is_sales_tax)
-    return Computed(plan, stored, result.tax_amount, prepared, collected)
+    return Computed(plan, tuple(stored), result.tax_amount, prepared, collected)
+
+
+def ship_from_used(line: LineInput) -> dict[str, Any] | None:
+    """What a stored line keeps of its ship-from (issue 19): the location id, if any, and the address."""
+    a = line.ship_from
+    if a is None:
+        return None
+    address = {k: v for k, v in (("line1", a.line1), ("city", a.city), ("state", a.state), ("country", a.country),
+                                 ("postal_code", a.postal_code)) if v is not None}
+    return {"location_id": line.ship_from_location, "address": address} if line.ship_from_location \
+        else {"address": address}
 
 
 def attribute(ctx: CallContext, computed: Computed, total: int) -> tuple[tuple[tuple[str, int], ...], str | None]:
@@ -182,7 +193,7 @@ def attribute(ctx: CallContext, computed: Computed, total: int) -> tuple[tuple[t
         return (), None
     if not plan.needs_attribution:
         return (), plan.held_off_reason
-    rates = current_rates(ctx.services)
+    rates = ctx.services.rates.table
     on = computed.on
     registered = set(computed.registered_codes())
     state_of: dict[str, str] = {}
@@ -192,6 +203,11 @@ def attribute(ctx: CallContext, computed: Computed, total: int) -> tuple[tuple[t
             reached.append(None)
             continue
         resolution = rates.resolve(tl.line.address, on, tl.pointer)
+        if tl.line.ship_from is not None:  # the jurisdictions the state's sourcing rule picks (issue 19)
+            origin = rates.resolve(tl.line.ship_from, on, tl.pointer, tl.line.ship_from_pointer)
+            sourced = source(resolution, origin, load_sourcing(), on, tl.line.ship_from_label)
+            if sourced is not None:
+                resolution = sourced.resolution
         codes = []
         for row in resolution.rows:
             state_of[row.code] = row.state
@@ -271,11 +287,15 @@ def at_sent_fields(err: LevyError, parent_pointer: str, *, lines_sent: bool, tax
 # -- create ----------------------------------------------------------------------------------
 
 
-async def create(ctx: CallContext, msg: pb.Transaction) -> TransactionRecord:
+async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnection | None = None,
+                 history: bool = False, write: bool = True) -> TransactionRecord:
+    """Create one transaction in its own unit of work, or in ``within`` (a batch's; ``history``:
+    the batch import, where ``filed`` is a valid status too; ``write=False``: checked and
+    calculated, not inserted: the batch inserts its sales together)."""
     org = ctx.organization_id
-    c = _Errors()
+    c = ErrorCollector()
     transaction_type = c.attempt(validate_type, _opt(msg, "type"))
-    status = c.attempt(validate_create_status, _opt(msg, "status"))
+    status = c.attempt(validate_create_status, _opt(msg, "status"), history=history)
     source = c.attempt(validate_source_field, _opt(msg, "source"))
     tax_amount = c.attempt(_tax_amount, msg)
     parent_id = _opt(msg, "parent_transaction_id") or None
@@ -292,7 +312,14 @@ async def create(ctx: CallContext, msg: pb.Transaction) -> TransactionRecord:
     now = utcnow()
     txn_date = msg.transaction_date.ToDatetime(tzinfo=UTC) if msg.HasField("transaction_date") else now
 
-    async with ctx.services.uow(write=True) as conn:
+    computed = None
+    if within is None and not has_parent and kind != "full_credit":
+        # Calculated before the write transaction (presets from the cache, or a read of their own):
+        # the database's one writer (SQLite) is held only to store the transaction. A batch
+        # (``within``) calculates in its own transaction.
+        computed = await compute_lines(ctx, None, msg, transaction_type=transaction_type, source=source,
+                                       has_parent=False, errors=c.errors)
+    async with ctx.uow(write=True, presets=False) if within is None else nullcontext(within) as conn:
         parent = await find_parent(conn, org, parent_id, parent_ref) if has_parent else None
         if kind == "full_credit":
             c.raise_any()
@@ -312,8 +339,9 @@ async def create(ctx: CallContext, msg: pb.Transaction) -> TransactionRecord:
                 lines=tuple(copied), registrations=parent.registrations, created_at=now, updated_at=now,
             )
         else:
-            computed = await compute_lines(ctx, conn, msg, transaction_type=transaction_type, source=source,
-                                           has_parent=has_parent, errors=c.errors)
+            if computed is None:
+                computed = await compute_lines(ctx, conn, msg, transaction_type=transaction_type, source=source,
+                                               has_parent=has_parent, errors=c.errors)
             plan = computed.plan
             if not plan.record:
                 raise FailedPrecondition(
@@ -345,6 +373,8 @@ async def create(ctx: CallContext, msg: pb.Transaction) -> TransactionRecord:
                 rec = await against_parent(conn, parent, rec, lines_changed=True)
             except LevyError as e:
                 raise at_sent_fields(e, pointer, lines_sent=kind != "full_credit", tax_sent=tax_amount is not None)
+        if not write:
+            return rec
         existing = await store.insert_transaction(conn, rec)
         if existing is not None:
             raise _duplicate(reference_id, existing)
@@ -371,7 +401,7 @@ def present_fields(msg: pb.Transaction, mask: list[str]) -> list[str]:
 async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mask: list[str]) -> TransactionRecord:
     org = ctx.organization_id
     present = present_fields(msg, mask)
-    c = _Errors()
+    c = ErrorCollector()
     for name in present:
         if name in CREATE_ONLY:
             c.errors.append(ValidationFailed(f"{name} is set when the transaction is created and cannot change",
@@ -392,7 +422,7 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
     tax_amount = c.attempt(_tax_amount, msg) if tax_sent else None
     c.raise_any()
 
-    async with ctx.services.uow(write=True) as conn:
+    async with ctx.uow(write=True, presets=False) as conn:
         cur = await store.get_transaction(conn, org, transaction_id, for_update=True)
         if cur is None:
             raise not_found(transaction_id)
@@ -444,7 +474,8 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
         if rec == cur:
             return cur
         rec = replace(rec, updated_at=utcnow())
-        existing = await store.update_transaction(conn, rec, lines_changed=lines_sent)
+        existing = await store.update_transaction(conn, rec, lines_changed=lines_sent,
+                                                  reference_changed=rec.reference_id != cur.reference_id)
         if existing is not None:
             raise _duplicate(rec.reference_id or "", existing)
     return rec

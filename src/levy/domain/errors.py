@@ -13,6 +13,7 @@ The domain never imports gRPC: ``grpc_code`` is the *name* of a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 _MISSING = object()
@@ -259,3 +260,25 @@ class Unavailable(LevyError):
     title = "Service Unavailable"
     grpc_code = "UNAVAILABLE"
     type = "service_unavailable"
+
+
+class ErrorCollector:
+    """Collects every problem of a request instead of stopping at the first."""
+
+    __slots__ = ("errors",)
+
+    def __init__(self) -> None:
+        self.errors: list[LevyError] = []
+
+    def attempt(self, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        """``fn(*args, **kw)``, or None when it raised a LevyError (kept)."""
+        try:
+            return fn(*args, **kw)
+        except LevyError as e:
+            self.errors.append(e)
+            return None
+
+    def raise_any(self) -> None:
+        """Raise the collected problems together (422), if any."""
+        if self.errors:
+            raise ValidationFailed.many(self.errors)

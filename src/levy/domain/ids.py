@@ -28,6 +28,10 @@ PREFIXES = {
     "registration": "reg",
     "filing": "fil",
     "rate_import": "imp",
+    "business_location": "loc",
+    "console_user": "usr",
+    "audit_entry": "aud",
+    "certificate_document": "doc",
 }
 
 

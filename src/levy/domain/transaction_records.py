@@ -8,7 +8,7 @@ gives the :class:`levy.domain.filing.FilingTransaction` the filing issue uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +25,11 @@ class StoredLine:
     result: LineResult
     customer_id: str | None = None
     product_id: str | None = None
+    # The ship-from the line was taxed with (issue 19), as ``{"location_id"?, "address": {...}}``; None: none.
+    ship_from: dict[str, Any] | None = None
+    # The same request line as a message when this process has just built it from the request
+    # (responses copy it instead of parsing ``input`` again); None when read from the store.
+    message: Any = field(default=None, compare=False, repr=False)
 
     @property
     def id(self) -> str:

@@ -44,6 +44,8 @@ TaxSource = Literal["provided", "calculated"]
 TYPES: Final = ("sale", "credit")
 STATUSES: Final = ("draft", "finalized", "filed", "void")
 CREATE_STATUSES: Final = ("draft", "finalized")
+#: A batch import of history may also create transactions already reported (``filed``).
+IMPORT_STATUSES: Final = ("draft", "finalized", "filed")
 TERMINAL: Final = frozenset({"filed", "void"})
 DEFAULT_SOURCE: Final = "native"
 
@@ -93,16 +95,19 @@ def validate_status(value: object, pointer: str = "/status") -> Status:
     return value  # type: ignore[return-value]
 
 
-def validate_create_status(value: object, pointer: str = "/status") -> Status:
-    """A transaction is created as ``draft`` or ``finalized`` (required; 3.1)."""
+def validate_create_status(value: object, pointer: str = "/status", *, history: bool = False) -> Status:
+    """A transaction is created as ``draft`` or ``finalized`` (required; 3.1); an imported one
+    (``history``, POST /transactions/batch) may also be ``filed``."""
+    allowed = IMPORT_STATUSES if history else CREATE_STATUSES
+    names = " or ".join(f"'{s}'" for s in allowed)
     if value is None:
         raise RequiredField(
-            "status", pointer=pointer, detail="The field 'status' is required: 'draft' or 'finalized'."
+            "status", pointer=pointer, detail=f"The field 'status' is required: {names}."
         )
     status = validate_status(value, pointer)
-    if status not in CREATE_STATUSES:
+    if status not in allowed:
         raise FailedPrecondition(
-            f"a transaction is created as 'draft' or 'finalized', not '{status}'",
+            f"a transaction is created as {names}, not '{status}'",
             pointer=pointer,
             meta={"requested_status": status},
         )

@@ -23,9 +23,9 @@ from typing import Literal
 
 from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import round_half_up
+from levy.domain.tax.calc_errors import INVALID_SALES_TAX_LINE
 from levy.domain.tax.model import SALES_TAX_CODE, LineInput
 
-INVALID_SALES_TAX_LINE = "invalid_sales_tax_line"
 
 NegativeMarkedOnly = Literal["not_recorded", "store_off_returns"]
 Disposition = Literal["record", "not_recorded", "store_off_returns"]

@@ -172,7 +172,7 @@ def credit_line(sale_line: LineResult, earlier: Sequence[LineResult], line: Line
     tax = sum(r.tax_amount for r in rows)
     before = sum(r.tax_amount_before_discounts for r in rows)
     return replace(line, tax_amount=tax, tax_amount_before_discounts=before, taxes=tuple(rows),
-                   discounts=_reductions(line.discounts, max(0, before - tax)))
+                   discounts=_reductions(line.discounts, max(0, before - tax)), sourcing=sale_line.sourcing)
 
 
 def _reductions(discounts: tuple[DiscountResult, ...], reduction: int) -> tuple[DiscountResult, ...]:
@@ -189,6 +189,7 @@ def credit_against(sale: TransactionRecord, earlier: Iterable[TransactionRecord]
     (earlier credits and the credit's own earlier lines of that id counted), and its
     calculated tax the sum of its lines again."""
     sale_lines = {ln.id: ln.result for ln in sale.lines}
+    sale_ship_from = {ln.id: ln.ship_from for ln in sale.lines}
     credited = _lines_by_id(earlier)
     lines: list[StoredLine] = []
     for ln in credit.lines:
@@ -199,7 +200,8 @@ def credit_against(sale: TransactionRecord, earlier: Iterable[TransactionRecord]
         done = credited.setdefault(ln.id, [])
         result = credit_line(sale_line, done, ln.result)
         done.append(result)
-        lines.append(replace(ln, result=result))
+        # The sale line's rows, and where it shipped from (its sourcing), are the credit line's.
+        lines.append(replace(ln, result=result, ship_from=sale_ship_from.get(ln.id)))
     tax = replace(credit.tax, calculated=sum(ln.result.tax_amount for ln in lines))
     return replace(credit, lines=tuple(lines), tax=tax)
 

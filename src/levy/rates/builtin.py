@@ -90,26 +90,71 @@ def zip5_records(rows):  # type: ignore[no-untyped-def]
     return [zip_row_record(states[r.state], r, directory.get(r.zip5)) for r in rows if r.state in states]
 
 
-def _rule(state: str, r: dict[str, Any]):  # type: ignore[no-untyped-def]
-    from levy.domain.tax.taxability import TREATMENTS, Rule
+RULE_KEYS = frozenset({
+    "code", "attributes", "treatment", "name", "source", "source_url", "unsourced", "effective_from", "effective_to",
+    "rate", "percent", "threshold", "threshold_mode", "local", "local_rate", "local_exceptions", "detail",
+    "depends_on", "note",
+})
+LOCAL_EXCEPTION_KEYS = frozenset({"types", "codes", "local", "rate"})
 
-    if r["treatment"] not in TREATMENTS:
-        raise ValueError(f"{state}: unknown treatment {r['treatment']!r}")
+
+def _dec(v: Any) -> Decimal | None:
+    return Decimal(str(v)) if v is not None else None
+
+
+def _rule(state: str, r: dict[str, Any]):  # type: ignore[no-untyped-def]
+    """One rule of ``<ST>.json`` (keys: docs/tax-engine.md, "Taxability rules"); a bad rule is a ValueError."""
+    from levy.domain.tax.taxability import LOCAL_MODES, LOCAL_TYPES, THRESHOLD_MODES, TREATMENTS, LocalException, Rule
+
+    where = f"{state} {r.get('code')!r} {r.get('attributes', [])} from {r.get('effective_from')}"
+    unknown = set(r) - RULE_KEYS
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
+    treatment = r["treatment"]
+    if treatment not in TREATMENTS:
+        raise ValueError(f"{where}: unknown treatment {treatment!r}")
+    unsourced = bool(r.get("unsourced", False))
+    if not unsourced and not str(r.get("source") or "").strip():
+        raise ValueError(f"{where}: a rule needs a source or \"unsourced\": true")
+    if treatment == "reduced" and r.get("rate") is None:
+        raise ValueError(f"{where}: a reduced rule needs a rate")
+    if treatment == "percentage" and r.get("percent") is None:
+        raise ValueError(f"{where}: a percentage rule needs a percent")
+    if treatment == "threshold":
+        if r.get("threshold") is None or r.get("threshold_mode") not in THRESHOLD_MODES:
+            raise ValueError(f"{where}: a threshold rule needs a threshold and a threshold_mode of {THRESHOLD_MODES}")
+        if r["threshold_mode"] == "rate_above" and r.get("rate") is None:
+            raise ValueError(f"{where}: threshold_mode rate_above needs a rate")
+    local = r.get("local", "follow")
+    if local not in LOCAL_MODES:
+        raise ValueError(f"{where}: unknown local mode {local!r}")
+    exceptions = []
+    for e in r.get("local_exceptions", ()):
+        if set(e) - LOCAL_EXCEPTION_KEYS or e.get("local") not in LOCAL_MODES or set(e.get("types", ())) - set(LOCAL_TYPES):
+            raise ValueError(f"{where}: bad local exception {e!r} (keys {sorted(LOCAL_EXCEPTION_KEYS)})")
+        exceptions.append(LocalException(e["local"], frozenset(e.get("types", ())), tuple(e.get("codes", ())),
+                                         _dec(e.get("rate"))))
     return Rule(
         state=state,
         code=r["code"],
         attributes=frozenset(r.get("attributes", ())),
-        treatment=r["treatment"],
+        treatment=treatment,
         name=r["name"],
-        source=r["source"],
+        source=r.get("source") or "",
         effective_from=_d(r["effective_from"]),  # type: ignore[arg-type]
         effective_to=_d(r.get("effective_to")),
-        rate=Decimal(r["rate"]) if r.get("rate") is not None else None,
-        percent=Decimal(r["percent"]) if r.get("percent") is not None else None,
+        rate=_dec(r.get("rate")),
+        percent=_dec(r.get("percent")),
         threshold=r.get("threshold"),
         threshold_mode=r.get("threshold_mode"),
-        local=r.get("local", "follow"),
-        local_rate=Decimal(r["local_rate"]) if r.get("local_rate") is not None else None,
+        local=local,
+        local_rate=_dec(r.get("local_rate")),
+        local_exceptions=tuple(exceptions),
+        detail=r.get("detail", ""),
+        depends_on=tuple(r.get("depends_on", ())),
+        note=r.get("note", ""),
+        unsourced=unsourced,
+        source_url=r.get("source_url", ""),
     )
 
 
@@ -126,6 +171,14 @@ def load_taxability():  # type: ignore[no-untyped-def]
         raw = json.loads(entry.read_text(encoding="utf-8"))
         rules.extend(_rule(raw["state"], r) for r in raw["rules"])
     return Taxability(rules)
+
+
+@lru_cache(maxsize=1)
+def load_sourcing():  # type: ignore[no-untyped-def]
+    """The per-state sourcing rules (``sourcing.json``, issue 19) as a SourcingTable."""
+    from levy.domain.tax.sourcing import parse_rules
+
+    return parse_rules(_read_json("sourcing.json"))
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,7 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, and_, bindparam, delete, false, insert, null, or_, select, type_coerce, update
+from sqlalchemy import Select, and_, bindparam, delete, false, func, insert, null, or_, select, type_coerce, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.types import NullType
@@ -26,6 +26,7 @@ from levy.domain.exemptions import Certificate
 from levy.store.tables.areas import customers as T
 from levy.store.tables.areas import exemption_certificates as C
 from levy.store.tables.base import UtcDateTime
+from levy.store.tables.console import certificate_documents as D
 
 R = TypeVar("R")
 
@@ -107,6 +108,20 @@ class SqlCustomers:
     async def page(self, org: str, limit: int, starting_after: str | None) -> tuple[list[CustomerRecord], bool]:
         """Active customers, newest first (ids are time-sortable), keyset paginated."""
         stmt = select(T).where(T.c.organization_id == org, T.c.deleted_at.is_(None))
+        if starting_after:
+            stmt = stmt.where(T.c.id < starting_after)
+        rows = (await self.conn.execute(stmt.order_by(T.c.id.desc()).limit(limit + 1))).all()
+        return [to_record(r) for r in rows[:limit]], len(rows) > limit
+
+    async def search(self, org: str, text: str, *, deleted: bool, limit: int,
+                     starting_after: str | None) -> tuple[list[CustomerRecord], bool]:
+        """Customers whose source id, name or email contains ``text`` (any case), newest
+        first: the active ones, or the deleted tombstones (the console's lists)."""
+        stmt = select(T).where(T.c.organization_id == org,
+                               T.c.deleted_at.is_not(None) if deleted else T.c.deleted_at.is_(None))
+        if text:
+            pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            stmt = stmt.where(or_(*(func.lower(c).like(pattern, escape="\\") for c in (T.c.source_id, T.c.name, T.c.email))))
         if starting_after:
             stmt = stmt.where(T.c.id < starting_after)
         rows = (await self.conn.execute(stmt.order_by(T.c.id.desc()).limit(limit + 1))).all()
@@ -200,8 +215,12 @@ class SqlCustomers:
 
     async def delete_certificates(self, org: str, customer_id: str, certificate_id: str | None = None) -> int:
         stmt = delete(C).where(C.c.organization_id == org, C.c.customer_id == customer_id)
+        ids = select(C.c.id).where(C.c.organization_id == org, C.c.customer_id == customer_id)
         if certificate_id is not None:
             stmt = stmt.where(C.c.id == certificate_id)
+            ids = ids.where(C.c.id == certificate_id)
+        # The certificates' documents (uploaded in the console) go with them.
+        await self.conn.execute(delete(D).where(D.c.organization_id == org, D.c.certificate_id.in_(ids)))
         return (await self.conn.execute(stmt)).rowcount or 0
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import grpc
 import orjson
 from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
@@ -120,7 +119,3 @@ def to_rpc_status(err: LevyError) -> status_pb2.Status:
         a.Pack(d)
         packed.append(a)
     return status_pb2.Status(code=code, message=err.detail, details=packed)
-
-
-def grpc_status_code(err: LevyError) -> grpc.StatusCode:
-    return grpc.StatusCode[err.grpc_code]

@@ -23,7 +23,7 @@ import orjson
 from google.protobuf import descriptor, message
 
 from levy.app import metrics
-from levy.app.auth import presented_key
+from levy.app.auth import read_request_fields
 from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods
 from levy.config import Config
@@ -66,9 +66,42 @@ class Route:
     literal_segments: int
 
 
+def unsupported_binding(m: MethodInfo) -> str | None:
+    """Why the router cannot serve ``m``'s ``google.api.http`` rule as written, or None.
+
+    The router supports literal segments and single-segment variables (``{id}``),
+    a body of ``""``, ``"*"`` or one field. Anything else (``{name=x/*}``,
+    wildcards, a custom verb, ``additional_bindings``, ``response_body``) would
+    otherwise be matched as a literal path and never reached."""
+    rule = m.http
+    if rule.WhichOneof("pattern") not in ("get", "put", "post", "delete", "patch"):
+        return f"pattern {rule.WhichOneof('pattern')!r} (only get, put, post, delete and patch are routed)"
+    if rule.additional_bindings:
+        return "additional_bindings"
+    if rule.response_body:
+        return f"response_body {rule.response_body!r}"
+    template = m.http_path
+    if not template.startswith("/"):
+        return f"path {template!r} does not start with '/'"
+    for variable in re.findall(r"\{[^}]*\}", template):
+        if not _VAR.fullmatch(variable):
+            return f"variable {variable!r} of {template!r} (only single-segment variables like '{{id}}' are routed)"
+    for segment in template.split("/")[1:]:
+        if _VAR.fullmatch(segment):
+            continue
+        if "{" in segment or "}" in segment:
+            return f"path segment {segment!r} of {template!r} (a variable must be a whole segment)"
+        if "*" in segment or ":" in segment:
+            return f"path segment {segment!r} of {template!r} (wildcards and custom verbs are not routed)"
+    return None
+
+
 def build_routes() -> list[Route]:
     routes = []
     for m in methods():
+        why = unsupported_binding(m)
+        if why is not None:
+            raise ValueError(f"{m.full_name}: the REST gateway does not support the google.api.http {why}.")
         template = m.http_path
         path_fields = frozenset(_VAR.findall(template))
         regex = None
@@ -145,6 +178,12 @@ class Gateway:
         self.extra_routes: dict[str, Callable[[Scope], Awaitable[tuple[int, bytes, str]]]] = {
             "/openapi.json": _openapi,
         }
+        # ASGI sub-applications by path prefix (the web console under /console).
+        self.mounts: dict[str, Callable[[Scope, Receive, Send], Awaitable[None]]] = {}
+
+    def mount(self, prefix: str, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        """Serve every path equal to ``prefix`` or below it with ``app``."""
+        self.mounts[prefix] = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -170,6 +209,13 @@ class Gateway:
                 hdrs.append((b"connection", b"close"))
             await _respond(send, status, body, "application/json", hdrs)
             return
+        for prefix, app in self.mounts.items():
+            if path == prefix or path.startswith(prefix + "/"):
+                if self.shutting_down:
+                    await _respond(send, 503, b"shutting down", "text/plain", [(b"connection", b"close")])
+                    return
+                await app(scope, receive, send)
+                return
         extra = self.extra_routes.get(path)
         if extra is not None and http_method == "GET":
             status, body, ctype = await extra(scope)
@@ -226,17 +272,16 @@ class Gateway:
         limit, authorization); returns the headers."""
         m = route.method
         headers = _headers(scope)
-        ctx.api_key = presented_key((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"])
-        ctx.service_version_header = headers.get("service-version")
-        ctx.include_unregistered = headers.get("x-include-unregistered", "").strip().lower() == "true"
-        ctx.idempotency_key = headers.get("idempotency-key")
+        forwarded = read_request_fields(
+            ctx, ((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope["headers"])
+        )
         if self.shutting_down:
             raise Unavailable("The server is shutting down; retry on another replica.")
         declared = headers.get("content-length")
         if route.body and declared and declared.isdigit():
             _check_size(int(declared), m.policy.max_body_bytes or self.config.max_body_bytes)
         client = scope.get("client")
-        peer = client_address(client[0] if client else None, headers.get("x-forwarded-for"),
+        peer = client_address(client[0] if client else None, forwarded,
                               trust_forwarded_for=self.config.trust_forwarded_for)
         await self.pipeline.admit(m, ctx, peer=peer)
         return headers
@@ -259,7 +304,6 @@ class Gateway:
         m = route.method
         request = m.request_cls()
         if route.body:
-            ctx.body_fingerprint = raw
             _parse_body(route, request, raw, ctx)
         _bind_query(route, request, scope.get("query_string", b""))
         for name, value in path_params.items():

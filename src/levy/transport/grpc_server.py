@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_health.v1._async import HealthServicer
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_status import rpc_status
 from grpc_reflection.v1alpha import reflection
 
 from levy.app import metrics
-from levy.app.auth import presented_key
+from levy.app.auth import read_request_fields
 from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, methods, services
 from levy.config import Config
@@ -34,20 +33,6 @@ access_log = logging.getLogger("levy.access")
 
 # The largest request any method accepts (the batch upsert's 5 MB) plus room.
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
-
-
-class _Status(grpc.Status):  # type: ignore[misc]
-    def __init__(self, code: grpc.StatusCode, details: str, trailing_metadata: Sequence[tuple[str, Any]]) -> None:
-        self.code = code
-        self.details = details
-        self.trailing_metadata = tuple(trailing_metadata)
-
-
-def _code(number: int) -> grpc.StatusCode:
-    for c in grpc.StatusCode:
-        if c.value[0] == number:
-            return c
-    return grpc.StatusCode.UNKNOWN  # pragma: no cover
 
 
 class _Undecodable:
@@ -82,18 +67,7 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
     async def behavior(request: Any, context: grpc.aio.ServicerContext) -> Any:
         started = time.perf_counter()
         ctx = pipeline.context(request_id="req_" + new_ulid(), transport="grpc")
-        forwarded = None
-        metadata = context.invocation_metadata() or ()
-        ctx.api_key = presented_key(metadata)
-        for key, value in metadata:
-            if key == "service-version":
-                ctx.service_version_header = value
-            elif key == "x-include-unregistered":
-                ctx.include_unregistered = value.strip().lower() == "true"
-            elif key == "idempotency-key":
-                ctx.idempotency_key = value
-            elif key == "x-forwarded-for":
-                forwarded = value
+        forwarded = read_request_fields(ctx, context.invocation_metadata() or ())
         try:
             with pipeline.slot(ctx):
                 size = request.ByteSize()
@@ -118,15 +92,16 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
             context.set_trailing_metadata(_trailers(ctx))
             _observe(m, ctx, "OK", started)
             return response
-        status = to_rpc_status(err)
-        trailers = [("grpc-status-details-bin", status.SerializeToString()), *_trailers(ctx)]
+        # grpcio-status puts the rich status in `grpc-status-details-bin`; our own
+        # trailers (request id, rate limit, ...) go beside it.
+        status = rpc_status.to_status(to_rpc_status(err))
+        trailers = [*status.trailing_metadata, *_trailers(ctx)]
         if isinstance(err, RateLimited):
             # Retry-After for gRPC: a client whose service config has a retry policy
             # waits this long before its next attempt (gRFC A6 server pushback).
             trailers.append(("grpc-retry-pushback-ms", str(err.retry_after * 1000)))
-        code = _code(status.code)
-        _observe(m, ctx, code.name, started)
-        await context.abort_with_status(_Status(code, status.message, trailers))
+        _observe(m, ctx, status.code.name, started)
+        await context.abort_with_status(status._replace(trailing_metadata=tuple(trailers)))
 
     return behavior
 
@@ -180,7 +155,7 @@ class GrpcServer:
             ]
         )
         self.server.add_generic_rpc_handlers(generic_handlers(pipeline, config))
-        self.health = HealthServicer()
+        self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         self.service_names = [s.full_name for s in services()]
         if config.grpc_reflection:

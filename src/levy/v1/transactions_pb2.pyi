@@ -10,6 +10,7 @@ from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from levy.v1 import calculations_pb2 as _calculations_pb2
+from levy.v1 import errors_pb2 as _errors_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -40,6 +41,9 @@ class TransactionLineItem(_message.Message):
     TAXES_FIELD_NUMBER: _builtins.int
     DISCOUNT_REDUCTIONS_FIELD_NUMBER: _builtins.int
     RESOLUTION_FIELD_NUMBER: _builtins.int
+    SHIP_FROM_FIELD_NUMBER: _builtins.int
+    SOURCING_FIELD_NUMBER: _builtins.int
+    SHIP_FROM_USED_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Line identifier."""
     quantity: _builtins.str
@@ -58,6 +62,10 @@ class TransactionLineItem(_message.Message):
     """Levy extension: how the line's address was resolved when it was
     calculated (`address`, `zip4`, `city`, `zip5` or `state`; see
     `CalculatedLineItem.resolution`), stored with the line.
+    """
+    sourcing: _builtins.str
+    """Levy extension: the sourcing rule applied (see
+    `CalculatedLineItem.sourcing`), stored with the line.
     """
     @_builtins.property
     def product(self) -> _calculations_pb2.LineProduct:
@@ -79,6 +87,17 @@ class TransactionLineItem(_message.Message):
     def discount_reductions(self) -> _containers.RepeatedCompositeFieldContainer[_calculations_pb2.LineDiscount]:
         """Per-discount tax reductions."""
 
+    @_builtins.property
+    def ship_from(self) -> _calculations_pb2.ShipFrom:
+        """Levy extension: where the line ships from (see `LineItem.ship_from`)."""
+
+    @_builtins.property
+    def ship_from_used(self) -> _calculations_pb2.ShipFrom:
+        """Levy extension: the ship-from the line was taxed with, as stored (the
+        line's own, its default location's, or for a credit its sale line's);
+        null when the line had none.
+        """
+
     def __init__(
         self,
         *,
@@ -95,10 +114,13 @@ class TransactionLineItem(_message.Message):
         taxes: _abc.Iterable[_calculations_pb2.Tax] | None = ...,
         discount_reductions: _abc.Iterable[_calculations_pb2.LineDiscount] | None = ...,
         resolution: _builtins.str = ...,
+        ship_from: _calculations_pb2.ShipFrom | None = ...,
+        sourcing: _builtins.str = ...,
+        ship_from_used: _calculations_pb2.ShipFrom | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "id", b"id", "product", b"product", "quantity", b"quantity", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "id", b"id", "product", b"product", "quantity", b"quantity", "ship_from", b"ship_from", "ship_from_used", b"ship_from_used", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discount_reductions", b"discount_reductions", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "resolution", b"resolution", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "taxes", b"taxes", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discount_reductions", b"discount_reductions", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "resolution", b"resolution", "ship_from", b"ship_from", "ship_from_used", b"ship_from_used", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "taxes", b"taxes", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__discount_amount: _TypeAlias = _typing.Literal["discount_amount"]  # noqa: Y015
     _WhichOneofArgType__discount_amount: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount"]  # noqa: Y015
@@ -525,3 +547,131 @@ class UpdateTransactionRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___UpdateTransactionRequest: _TypeAlias = UpdateTransactionRequest  # noqa: Y015
+
+@_typing.final
+class BatchCreateTransactionsRequest(_message.Message):
+    """Request of BatchCreateTransactions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Transaction]:
+        """Transactions to create, at most 1000, in the shape of POST /transactions;
+        `status` may also be `filed` (history already reported).
+        """
+
+    def __init__(
+        self,
+        *,
+        transactions: _abc.Iterable[Global___Transaction] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["transactions", b"transactions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchCreateTransactionsRequest: _TypeAlias = BatchCreateTransactionsRequest  # noqa: Y015
+
+@_typing.final
+class BatchCreateTransactionsResponse(_message.Message):
+    """Result of BatchCreateTransactions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OBJECT_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    object: _builtins.str
+    """Always `batch`."""
+    @_builtins.property
+    def summary(self) -> Global___BatchCreateSummary:
+        """Counts per status."""
+
+    @_builtins.property
+    def data(self) -> _containers.RepeatedCompositeFieldContainer[Global___BatchCreateResult]:
+        """One result per request item, in request order."""
+
+    def __init__(
+        self,
+        *,
+        object: _builtins.str = ...,
+        summary: Global___BatchCreateSummary | None = ...,
+        data: _abc.Iterable[Global___BatchCreateResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["summary", b"summary"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "object", b"object", "summary", b"summary"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchCreateTransactionsResponse: _TypeAlias = BatchCreateTransactionsResponse  # noqa: Y015
+
+@_typing.final
+class BatchCreateSummary(_message.Message):
+    """Counts of a transactions batch per status."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREATED_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    FAILED_FIELD_NUMBER: _builtins.int
+    created: _builtins.int
+    """Transactions created."""
+    existing: _builtins.int
+    """Items whose `reference_id` was already stored (unchanged)."""
+    failed: _builtins.int
+    """Items that failed."""
+    def __init__(
+        self,
+        *,
+        created: _builtins.int = ...,
+        existing: _builtins.int = ...,
+        failed: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "existing", b"existing", "failed", b"failed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchCreateSummary: _TypeAlias = BatchCreateSummary  # noqa: Y015
+
+@_typing.final
+class BatchCreateResult(_message.Message):
+    """The result of one transactions batch item."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INDEX_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    TRANSACTION_FIELD_NUMBER: _builtins.int
+    ERRORS_FIELD_NUMBER: _builtins.int
+    index: _builtins.int
+    """Position in the request, from 0."""
+    status: _builtins.str
+    """`created`, `existing` or `failed`."""
+    @_builtins.property
+    def transaction(self) -> Global___Transaction:
+        """The transaction as stored, for created and existing; else null."""
+
+    @_builtins.property
+    def errors(self) -> _containers.RepeatedCompositeFieldContainer[_errors_pb2.ErrorObject]:
+        """The errors, for failed; else null."""
+
+    def __init__(
+        self,
+        *,
+        index: _builtins.int = ...,
+        status: _builtins.str = ...,
+        transaction: Global___Transaction | None = ...,
+        errors: _abc.Iterable[_errors_pb2.ErrorObject] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["transaction", b"transaction"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["errors", b"errors", "index", b"index", "status", b"status", "transaction", b"transaction"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchCreateResult: _TypeAlias = BatchCreateResult  # noqa: Y015

@@ -55,6 +55,11 @@ class TransactionServiceStub:
                 request_serializer=levy_dot_v1_dot_transactions__pb2.UpdateTransactionRequest.SerializeToString,
                 response_deserializer=levy_dot_v1_dot_transactions__pb2.Transaction.FromString,
                 _registered_method=True)
+        self.BatchCreateTransactions = channel.unary_unary(
+                '/levy.v1.TransactionService/BatchCreateTransactions',
+                request_serializer=levy_dot_v1_dot_transactions__pb2.BatchCreateTransactionsRequest.SerializeToString,
+                response_deserializer=levy_dot_v1_dot_transactions__pb2.BatchCreateTransactionsResponse.FromString,
+                _registered_method=True)
 
 
 class TransactionServiceServicer:
@@ -90,6 +95,15 @@ class TransactionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BatchCreateTransactions(self, request, context):
+        """Levy extension: imports up to 1000 transactions (a seller's history) in
+        one database transaction; each item is created, found `existing` by its
+        `reference_id`, or fails on its own (shaped like POST /customers/batch).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TransactionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -112,6 +126,11 @@ def add_TransactionServiceServicer_to_server(servicer, server):
                     servicer.UpdateTransaction,
                     request_deserializer=levy_dot_v1_dot_transactions__pb2.UpdateTransactionRequest.FromString,
                     response_serializer=levy_dot_v1_dot_transactions__pb2.Transaction.SerializeToString,
+            ),
+            'BatchCreateTransactions': grpc.unary_unary_rpc_method_handler(
+                    servicer.BatchCreateTransactions,
+                    request_deserializer=levy_dot_v1_dot_transactions__pb2.BatchCreateTransactionsRequest.FromString,
+                    response_serializer=levy_dot_v1_dot_transactions__pb2.BatchCreateTransactionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -223,6 +242,33 @@ class TransactionService:
             '/levy.v1.TransactionService/UpdateTransaction',
             levy_dot_v1_dot_transactions__pb2.UpdateTransactionRequest.SerializeToString,
             levy_dot_v1_dot_transactions__pb2.Transaction.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BatchCreateTransactions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/levy.v1.TransactionService/BatchCreateTransactions',
+            levy_dot_v1_dot_transactions__pb2.BatchCreateTransactionsRequest.SerializeToString,
+            levy_dot_v1_dot_transactions__pb2.BatchCreateTransactionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -43,6 +43,11 @@ class TransactionServiceStub:
     """Partially updates a transaction (status, reference_id, tax_amount,
     line_items, ...).
     """
+    BatchCreateTransactions: _grpc.UnaryUnaryMultiCallable[_transactions_pb2.BatchCreateTransactionsRequest, _transactions_pb2.BatchCreateTransactionsResponse]
+    """Levy extension: imports up to 1000 transactions (a seller's history) in
+    one database transaction; each item is created, found `existing` by its
+    `reference_id`, or fails on its own (shaped like POST /customers/batch).
+    """
 
 @_typing.type_check_only
 class TransactionServiceAsyncStub(TransactionServiceStub):
@@ -58,6 +63,11 @@ class TransactionServiceAsyncStub(TransactionServiceStub):
     UpdateTransaction: _aio.UnaryUnaryMultiCallable[_transactions_pb2.UpdateTransactionRequest, _transactions_pb2.Transaction]  # type: ignore[assignment]
     """Partially updates a transaction (status, reference_id, tax_amount,
     line_items, ...).
+    """
+    BatchCreateTransactions: _aio.UnaryUnaryMultiCallable[_transactions_pb2.BatchCreateTransactionsRequest, _transactions_pb2.BatchCreateTransactionsResponse]  # type: ignore[assignment]
+    """Levy extension: imports up to 1000 transactions (a seller's history) in
+    one database transaction; each item is created, found `existing` by its
+    `reference_id`, or fails on its own (shaped like POST /customers/batch).
     """
 
 class TransactionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -95,6 +105,17 @@ class TransactionServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_transactions_pb2.Transaction, _abc.Awaitable[_transactions_pb2.Transaction]]:
         """Partially updates a transaction (status, reference_id, tax_amount,
         line_items, ...).
+        """
+
+    @_abc_1.abstractmethod
+    def BatchCreateTransactions(
+        self,
+        request: _transactions_pb2.BatchCreateTransactionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_transactions_pb2.BatchCreateTransactionsResponse, _abc.Awaitable[_transactions_pb2.BatchCreateTransactionsResponse]]:
+        """Levy extension: imports up to 1000 transactions (a seller's history) in
+        one database transaction; each item is created, found `existing` by its
+        `reference_id`, or fails on its own (shaped like POST /customers/batch).
         """
 
 def add_TransactionServiceServicer_to_server(servicer: TransactionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from datetime import datetime, timezone
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -37,9 +36,9 @@ def test_touch_times_are_bounded_and_every_key_is_still_touched(monkeypatch: pyt
         yield None
 
     monkeypatch.setattr(auth, "SqlApiKeys", Keys)
+    monkeypatch.setattr(auth, "transaction", lambda engine, **kw: uow(**kw))
     monkeypatch.setattr(auth, "_MAX_TOUCHED", 8)
-    services = SimpleNamespace(config=SimpleNamespace(auth_cache_seconds=2.0), uow=uow)
-    a = auth.Authenticator(services)  # type: ignore[arg-type]
+    a = auth.Authenticator(None, 2.0)  # type: ignore[arg-type]
 
     async def go() -> None:
         for s in secrets:

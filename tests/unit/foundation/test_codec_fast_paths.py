@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from levy.app import error_objects
 from levy.app.registry import field_policy, methods
-from levy.server import load_handlers
 from levy.transport import codec
 from levy.v1 import calculations_pb2, customers_pb2
 
@@ -149,7 +148,6 @@ def _dumps(value: Any) -> bytes:
 
 
 def _response_types() -> list[Any]:
-    load_handlers()
     return sorted({m.response_cls for m in methods()}, key=lambda c: c.DESCRIPTOR.full_name)
 
 

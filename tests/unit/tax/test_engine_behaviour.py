@@ -9,7 +9,8 @@ import pytest
 from tax_helpers import REG_ALL, mkline
 
 from levy.domain.errors import InternalError, ValidationFailed
-from levy.domain.tax.engine import calculate, combine_errors
+from levy.domain.tax.calc_errors import combine_errors
+from levy.domain.tax.engine import calculate
 from levy.domain.tax.model import (
     Address,
     CalculationInput,

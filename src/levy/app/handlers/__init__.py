@@ -1,11 +1,2 @@
-"""Handlers of the RPCs, one module per area. Importing this package registers them."""
-
-from levy.app.handlers import (  # noqa: F401
-    calculations,
-    customers,
-    filings,
-    org_admin,
-    products,
-    reference,
-    transactions,
-)
+"""Handlers of the RPCs, one module per area. The composition root
+(:mod:`levy.app.bootstrap`) lists the modules and collects their handlers."""

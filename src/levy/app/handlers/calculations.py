@@ -40,6 +40,7 @@ def to_message(result: CalculationResult) -> pb.Calculation:
             tax_amount=str(line.tax_amount),
             tax_amount_before_discounts=str(line.tax_amount_before_discounts),
             resolution=line.resolution,
+            sourcing=line.sourcing,
         )
         for row in line.taxes:
             li.taxes.add(
@@ -52,6 +53,7 @@ def to_message(result: CalculationResult) -> pb.Calculation:
                 rule_name=row.rule_name,
                 taxable_base=str(row.taxable_base),
                 tax_rate=rate_string(row.tax_rate),
+                sourcing=row.sourcing,
             )
         for d in line.discounts:
             li.discounts.add(id=d.id, tax_amount_reduction=str(d.tax_amount_reduction))

@@ -17,12 +17,12 @@ from google.protobuf import message
 from levy.app import customers as uc
 from levy.app.context import CallContext
 from levy.app.error_objects import error_object
-from levy.app.registry import handles
+from levy.app.handlers.messages import page_of
+from levy.app.registry import handles, input_names, output_only_names
 from levy.app.services import retry_write_conflicts
 from levy.domain.customers import BatchItem, CustomerRecord, validate_customer_fields
 from levy.domain.errors import RequiredField, ValidationFailed
 from levy.domain.exemptions import Certificate, covering_certificates, jurisdiction_name
-from levy.domain.pagination import page_request
 from levy.v1 import customers_pb2 as pb
 from levy.v1 import organization_pb2 as opb
 from google.protobuf import empty_pb2
@@ -30,10 +30,11 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 T = TypeVar("T")
 
-CUSTOMER_INPUT = ("source_id", "source", "source_account_id", "name", "email", "source_updated_at")
-CUSTOMER_READ_ONLY = ("id", "merged_into_customer_id", "created_at", "updated_at", "exemption")
-CERTIFICATE_INPUT = ("jurisdiction", "exemption_type", "status", "starts_at", "expires_at")
-CERTIFICATE_READ_ONLY = ("id", "customer_id", "created_at", "updated_at")
+# Read-only and writable fields, from the protos' OUTPUT_ONLY annotations.
+CUSTOMER_INPUT = input_names(pb.Customer.DESCRIPTOR)
+CUSTOMER_READ_ONLY = output_only_names(pb.Customer.DESCRIPTOR)
+CERTIFICATE_INPUT = input_names(opb.ExemptionCertificate.DESCRIPTOR)
+CERTIFICATE_READ_ONLY = output_only_names(opb.ExemptionCertificate.DESCRIPTOR)
 
 
 # ------------------------------------------------------------------ message <-> values
@@ -169,20 +170,13 @@ def certificate_pb(c: Certificate) -> opb.ExemptionCertificate:
 
 async def _write(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """Run a use case in one write unit of work of the caller's organization."""
-    async with ctx.services.uow(write=True) as conn:
+    async with ctx.uow(write=True) as conn:
         return await fn(conn, ctx.organization_id, *args)
 
 
 async def _read(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-    async with ctx.services.uow() as conn:
+    async with ctx.uow() as conn:
         return await fn(conn, ctx.organization_id, *args)
-
-
-def _page(req: Any) -> Any:
-    return page_request(
-        req.limit if req.HasField("limit") else None,
-        req.starting_after if req.HasField("starting_after") else None,
-    )
 
 
 # ------------------------------------------------------------------ CustomerService
@@ -197,7 +191,7 @@ async def create_customer(req: pb.CreateCustomerRequest, ctx: CallContext) -> pb
 
 @handles("levy.v1.CustomerService.ListCustomers")
 async def list_customers(req: pb.ListCustomersRequest, ctx: CallContext) -> pb.ListCustomersResponse:
-    page = _page(req)
+    page = page_of(req)
     recs, has_more = await _read(ctx, uc.list_customers, page)
     return pb.ListCustomersResponse(data=[customer_pb(r) for r in recs], has_more=has_more)
 
@@ -234,7 +228,8 @@ async def batch_upsert(req: pb.BatchUpsertCustomersRequest, ctx: CallContext) ->
                 errors = e.items
         items.append(BatchItem(i, values, errors))
 
-    stored = await retry_write_conflicts(lambda: _write(ctx, uc.batch_upsert, items))
+    stored = await retry_write_conflicts(lambda: _write(ctx, uc.batch_upsert, items),
+                                         in_request_transaction=ctx.request_tx is not None)
     resp = pb.BatchUpsertCustomersResponse(object="batch")
     counts = dict.fromkeys(("created", "updated", "stale", "deleted", "failed"), 0)
     for it in items:
@@ -270,7 +265,7 @@ async def create_certificate(req: opb.CreateExemptionCertificateRequest, ctx: Ca
 async def list_certificates(
     req: opb.ListExemptionCertificatesRequest, ctx: CallContext
 ) -> opb.ListExemptionCertificatesResponse:
-    page = _page(req)
+    page = page_of(req)
     certs, has_more = await _read(ctx, uc.list_certificates, req.customer_id, page)
     return opb.ListExemptionCertificatesResponse(data=[certificate_pb(c) for c in certs], has_more=has_more)
 

@@ -11,18 +11,14 @@ from google.api import httpbody_pb2
 
 from levy.app import filings as service
 from levy.app.context import CallContext
+from levy.app.handlers.messages import optional, page_of
 from levy.app.registry import handles
 from levy.domain.filing import HeldOff, JurisdictionTotals, LiabilityReport, TaxOnlyEntry
 from levy.domain.nexus_report import NexusStateReport
-from levy.domain.pagination import page_request
 from levy.store.filings import FilingRecord
 from levy.v1 import filings_pb2 as pb
 
 _FILING_FIELDS = ("jurisdiction", "period_start", "period_end", "status")
-
-
-def _opt(msg: Any, name: str) -> Any:
-    return getattr(msg, name) if msg.HasField(name) else None
 
 
 def totals_message(t: JurisdictionTotals, out: pb.JurisdictionTotals | None = None) -> pb.JurisdictionTotals:
@@ -78,10 +74,10 @@ def filing_message(rec: FilingRecord) -> pb.Filing:
 @handles("levy.v1.FilingService.CreateFiling")
 async def create_filing(req: pb.CreateFilingRequest, ctx: CallContext) -> pb.Filing:
     f = req.filing
-    async with ctx.services.uow(write=True) as conn:
+    async with ctx.uow(write=True) as conn:
         rec = await service.create_filing(
-            conn, ctx.organization_id, _opt(f, "jurisdiction"), _opt(f, "period_start"), _opt(f, "period_end"),
-            _opt(f, "status"),
+            conn, ctx.organization_id, optional(f, "jurisdiction"), optional(f, "period_start"), optional(f, "period_end"),
+            optional(f, "status"),
         )
     return filing_message(rec)
 
@@ -91,36 +87,36 @@ async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Fil
     f = req.filing
     present = list(req.update_mask.paths) or [n for n in _FILING_FIELDS if f.HasField(n)]
     others = [n for n in present if n != "status"]
-    async with ctx.services.uow(write=True) as conn:
-        rec = await service.update_filing(conn, ctx.organization_id, req.filing_id, _opt(f, "status"), others)
+    async with ctx.uow(write=True) as conn:
+        rec = await service.update_filing(conn, ctx.organization_id, req.filing_id, optional(f, "status"), others)
     return filing_message(rec)
 
 
 @handles("levy.v1.FilingService.GetFiling")
 async def get_filing(req: pb.GetFilingRequest, ctx: CallContext) -> pb.Filing:
-    async with ctx.services.uow() as conn:
+    async with ctx.uow() as conn:
         return filing_message(await service.get_filing(conn, ctx.organization_id, req.filing_id))
 
 
 @handles("levy.v1.FilingService.ListFilings")
 async def list_filings(req: pb.ListFilingsRequest, ctx: CallContext) -> pb.ListFilingsResponse:
-    page = page_request(_opt(req, "limit"), _opt(req, "starting_after"))
-    async with ctx.services.uow() as conn:
+    page = page_of(req)
+    async with ctx.uow() as conn:
         records, has_more = await service.store.list_filings(conn, ctx.organization_id, page.limit, page.starting_after)
     return pb.ListFilingsResponse(data=[filing_message(r) for r in records], has_more=has_more)
 
 
 @handles("levy.v1.FilingService.ExportFiling")
 async def export_filing(req: pb.ExportFilingRequest, ctx: CallContext) -> httpbody_pb2.HttpBody:
-    async with ctx.services.uow() as conn:
+    async with ctx.uow() as conn:
         text = await service.export_csv(conn, ctx.organization_id, req.filing_id)
     return httpbody_pb2.HttpBody(content_type="text/csv; charset=utf-8", data=text.encode())
 
 
 @handles("levy.v1.FilingService.GetLiabilityReport")
 async def get_liability_report(req: pb.GetLiabilityReportRequest, ctx: CallContext) -> pb.LiabilityReport:
-    start, end = service.parse_range(_opt(req, "from"), _opt(req, "to"))
-    async with ctx.services.uow() as conn:
+    start, end = service.parse_range(optional(req, "from"), optional(req, "to"))
+    async with ctx.uow() as conn:
         report = await service.liability(conn, ctx.organization_id, start, end)
     return liability_message(report)
 
@@ -142,8 +138,8 @@ def liability_message(report: LiabilityReport) -> pb.LiabilityReport:
 
 @handles("levy.v1.FilingService.GetNexusReport")
 async def get_nexus_report(req: pb.GetNexusReportRequest, ctx: CallContext) -> pb.NexusReport:
-    as_of: date = service.parse_date(_opt(req, "as_of"), "as_of", default=service.today())
-    async with ctx.services.uow() as conn:
+    as_of: date = service.parse_date(optional(req, "as_of"), "as_of", default=service.today())
+    async with ctx.uow() as conn:
         rows = await service.nexus(conn, ctx.organization_id, as_of)
     return nexus_message(as_of, rows)
 

@@ -6,13 +6,13 @@ Exemption certificates, overrides, restore and merge live in their own module.
 
 from __future__ import annotations
 
-from datetime import datetime
 
 from google.protobuf import empty_pb2
 from google.protobuf.message import Message
 
 from levy.app import organization as org
 from levy.app.context import CallContext
+from levy.app.handlers.messages import optional, set_time
 from levy.app.registry import handles
 from levy.domain.organization import SettingsChange
 from levy.store.keys import ApiKeyRecord
@@ -20,20 +20,6 @@ from levy.store.organization import OrganizationView, RegistrationRecord
 from levy.v1 import organization_pb2 as pb
 
 _SETTINGS_FIELDS = ("name", "default_tax_codes", "exemption_management", "certificate_treatment")
-
-
-def _ts(target, value: datetime | None) -> None:  # type: ignore[no-untyped-def]
-    if value is not None:
-        target.FromDatetime(value)
-
-
-def _opt(msg: Message, name: str) -> str | None:
-    return getattr(msg, name) if msg.HasField(name) else None
-
-
-def _page(req: Message) -> tuple[int | None, str]:
-    """A list request's ``limit`` (None when not sent) and ``starting_after``."""
-    return (getattr(req, "limit") if req.HasField("limit") else None), getattr(req, "starting_after")
 
 
 def _present(msg: Message, paths: list[str], name: str) -> bool:
@@ -52,13 +38,13 @@ def _settings(view: OrganizationView) -> pb.OrganizationSettings:
         exemption_management=view.settings.exemption_management,
         certificate_treatment=view.settings.certificate_treatment,
     )
-    _ts(out.updated_at, view.updated_at)
+    set_time(out.updated_at, view.updated_at)
     return out
 
 
 @handles("levy.v1.OrganizationService.GetOrganizationSettings")
 async def get_settings(req: pb.GetOrganizationSettingsRequest, ctx: CallContext) -> pb.OrganizationSettings:
-    async with ctx.services.uow() as conn:
+    async with ctx.uow() as conn:
         return _settings(await org.show_settings(conn, ctx.organization_id))
 
 
@@ -71,8 +57,8 @@ async def update_settings(req: pb.UpdateOrganizationSettingsRequest, ctx: CallCo
             if name == "default_tax_codes":
                 changes[name] = list(body.default_tax_codes)
             else:
-                changes[name] = _opt(body, name)
-    async with ctx.services.uow(write=True) as conn:
+                changes[name] = optional(body, name)
+    async with ctx.uow(write=True) as conn:
         view = await org.change_settings(conn, ctx.organization_id, SettingsChange(**changes))
     return _settings(view)
 
@@ -83,35 +69,35 @@ def _registration(rec: RegistrationRecord) -> pb.Registration:
         out.registration_number = rec.registration_number
     if rec.effective_to is not None:
         out.effective_to = rec.effective_to.isoformat()
-    _ts(out.created_at, rec.created_at)
+    set_time(out.created_at, rec.created_at)
     return out
 
 
 @handles("levy.v1.OrganizationService.ListRegistrations")
 async def list_registrations(req: pb.ListRegistrationsRequest, ctx: CallContext) -> pb.ListRegistrationsResponse:
-    async with ctx.services.uow() as conn:
-        items, more = await org.list_registrations(conn, ctx.organization_id, *_page(req))
+    async with ctx.uow() as conn:
+        items, more = await org.list_registrations(conn, ctx.organization_id, optional(req, "limit"), req.starting_after)
     return pb.ListRegistrationsResponse(data=[_registration(r) for r in items], has_more=more)
 
 
 @handles("levy.v1.OrganizationService.CreateRegistration")
 async def create_registration(req: pb.CreateRegistrationRequest, ctx: CallContext) -> pb.Registration:
     r = req.registration
-    async with ctx.services.uow(write=True) as conn:
+    async with ctx.uow(write=True) as conn:
         rec = await org.add_registration(
             conn,
             ctx.organization_id,
-            _opt(r, "jurisdiction"),
-            _opt(r, "registration_number"),
-            _opt(r, "effective_from"),
-            _opt(r, "effective_to"),
+            optional(r, "jurisdiction"),
+            optional(r, "registration_number"),
+            optional(r, "effective_from"),
+            optional(r, "effective_to"),
         )
     return _registration(rec)
 
 
 @handles("levy.v1.OrganizationService.DeleteRegistration")
 async def delete_registration(req: pb.DeleteRegistrationRequest, ctx: CallContext) -> empty_pb2.Empty:
-    async with ctx.services.uow(write=True) as conn:
+    async with ctx.uow(write=True) as conn:
         await org.remove_registration(conn, ctx.organization_id, req.registration_id)
     return empty_pb2.Empty()
 
@@ -120,31 +106,31 @@ def _api_key(rec: ApiKeyRecord, secret: str | None = None) -> pb.ApiKey:
     out = pb.ApiKey(id=rec.id, name=rec.name, admin=rec.admin, prefix=rec.prefix)
     if secret is not None:
         out.secret = secret
-    _ts(out.created_at, rec.created_at)
-    _ts(out.last_used_at, rec.last_used_at)
-    _ts(out.revoked_at, rec.revoked_at)
+    set_time(out.created_at, rec.created_at)
+    set_time(out.last_used_at, rec.last_used_at)
+    set_time(out.revoked_at, rec.revoked_at)
     return out
 
 
 @handles("levy.v1.OrganizationService.ListApiKeys")
 async def list_api_keys(req: pb.ListApiKeysRequest, ctx: CallContext) -> pb.ListApiKeysResponse:
-    async with ctx.services.uow() as conn:
-        items, more = await org.list_api_keys(conn, ctx.organization_id, *_page(req))
+    async with ctx.uow() as conn:
+        items, more = await org.list_api_keys(conn, ctx.organization_id, optional(req, "limit"), req.starting_after)
     return pb.ListApiKeysResponse(data=[_api_key(k) for k in items], has_more=more)
 
 
 @handles("levy.v1.OrganizationService.CreateApiKey")
 async def create_api_key(req: pb.CreateApiKeyRequest, ctx: CallContext) -> pb.ApiKey:
     k = req.api_key
-    async with ctx.services.uow(write=True) as conn:
-        rec, secret = await org.create_api_key(conn, ctx.organization_id, _opt(k, "name"), k.admin)
+    async with ctx.uow(write=True) as conn:
+        rec, secret = await org.create_api_key(conn, ctx.organization_id, optional(k, "name"), k.admin)
     return _api_key(rec, secret)
 
 
 @handles("levy.v1.OrganizationService.DeleteApiKey")
 async def delete_api_key(req: pb.DeleteApiKeyRequest, ctx: CallContext) -> empty_pb2.Empty:
-    async with ctx.services.uow(write=True) as conn:
+    async with ctx.uow(write=True) as conn:
         rec = await org.revoke_api_key(conn, ctx.organization_id, req.key_id)
     # After the commit: a request authenticated meanwhile cannot re-cache the key as active.
-    ctx.services.extras["authenticator"].forget(rec.id)
+    ctx.services.authenticator.forget(rec.id)
     return empty_pb2.Empty()

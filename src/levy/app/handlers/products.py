@@ -8,17 +8,17 @@ organization settings read in the same transaction.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any
 
 from google.protobuf import empty_pb2
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.context import CallContext
+from levy.app.handlers.messages import page_of, set_time
 from levy.app.registry import handles
 from levy.domain import products as rules
 from levy.domain.errors import Conflict, NotFound, ValidationFailed
-from levy.domain.pagination import page_request
 from levy.domain.settings import OrganizationSettings
 from levy.store import products as store
 from levy.store.settings import get_settings
@@ -57,11 +57,6 @@ def _present(product: pb.Product, mask: list[str]) -> dict[str, Any]:
     return out
 
 
-def _ts(msg: Any, value: datetime | None) -> None:
-    if value is not None:
-        msg.FromDatetime(value)
-
-
 def to_message(record: rules.ProductRecord, settings: OrganizationSettings) -> pb.Product:
     msg = pb.Product(
         id=record.id,
@@ -77,10 +72,10 @@ def to_message(record: rules.ProductRecord, settings: OrganizationSettings) -> p
         msg.description = record.description
     if record.source_category is not None:
         msg.source_category = record.source_category
-    _ts(msg.source_updated_at, record.source_updated_at)
-    _ts(msg.created_at, record.created_at)
-    _ts(msg.updated_at, record.updated_at)
-    _ts(msg.archived_at, record.archived_at)
+    set_time(msg.source_updated_at, record.source_updated_at)
+    set_time(msg.created_at, record.created_at)
+    set_time(msg.updated_at, record.updated_at)
+    set_time(msg.archived_at, record.archived_at)
     return msg
 
 
@@ -126,20 +121,20 @@ async def _respond(conn: AsyncConnection, ctx: CallContext,
 @handles("levy.v1.ProductService.CreateProduct")
 async def create_product(req: pb.CreateProductRequest, ctx: CallContext) -> pb.Product:
     values = rules.validate_create(_present(req.product, []))
-    async with ctx.services.uow(write=True) as conn:
+    async with ctx.uow(write=True) as conn:
         return await _respond(conn, ctx, await store.insert_product(conn, ctx.organization_id, values))
 
 
 @handles("levy.v1.ProductService.GetProduct")
 async def get_product(req: pb.GetProductRequest, ctx: CallContext) -> pb.Product:
-    async with ctx.services.uow() as conn:
+    async with ctx.uow() as conn:
         return await _respond(conn, ctx, (await _existing(conn, ctx, req.product_id), None))
 
 
 @handles("levy.v1.ProductService.ListProducts")
 async def list_products(req: pb.ListProductsRequest, ctx: CallContext) -> pb.ListProductsResponse:
-    page = page_request(req.limit if req.HasField("limit") else None, req.starting_after)
-    async with ctx.services.uow() as conn:
+    page = page_of(req)
+    async with ctx.uow() as conn:
         records, has_more = await store.list_products(conn, ctx.organization_id, page.limit, page.starting_after)
         settings, _ = await get_settings(conn, ctx.organization_id)
     return pb.ListProductsResponse(data=[to_message(r, settings) for r in records], has_more=has_more)
@@ -148,7 +143,7 @@ async def list_products(req: pb.ListProductsRequest, ctx: CallContext) -> pb.Lis
 @handles("levy.v1.ProductService.UpdateProduct")
 async def update_product(req: pb.UpdateProductRequest, ctx: CallContext) -> pb.Product:
     fields = _present(req.product, list(req.update_mask.paths))
-    async with ctx.services.uow(write=True) as conn:
+    async with ctx.uow(write=True) as conn:
         current = await _existing(conn, ctx, req.product_id, for_update=True)
         changes = rules.validate_update(current, fields)
         return await _respond(conn, ctx, await store.update_product(conn, current, changes))
@@ -156,7 +151,7 @@ async def update_product(req: pb.UpdateProductRequest, ctx: CallContext) -> pb.P
 
 @handles("levy.v1.ProductService.DeleteProduct")
 async def delete_product(req: pb.DeleteProductRequest, ctx: CallContext) -> empty_pb2.Empty:
-    async with ctx.services.uow(write=True) as conn:
+    async with ctx.uow(write=True) as conn:
         if await store.archive_product(conn, ctx.organization_id, req.product_id) is None:
             raise _not_found(req.product_id)
     return empty_pb2.Empty()

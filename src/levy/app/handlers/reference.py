@@ -7,15 +7,15 @@ files loaded once; no database read.
 from __future__ import annotations
 
 from levy.app.context import CallContext
+from levy.app.handlers.messages import page_of
 from levy.app.registry import handles
-from levy.domain.pagination import page_request
 from levy.domain.taxcodes import load_catalogue
 from levy.v1 import reference_pb2 as pb
 
 
 @handles("levy.v1.ReferenceService.ListProductTaxCodes")
 async def list_product_tax_codes(req: pb.ListProductTaxCodesRequest, ctx: CallContext) -> pb.ListProductTaxCodesResponse:
-    page = page_request(req.limit if req.HasField("limit") else None, req.starting_after)
+    page = page_of(req)
     items, has_more = load_catalogue().page_tax_codes(page.limit, page.starting_after)
     resp = pb.ListProductTaxCodesResponse(has_more=has_more)
     for item in items:
@@ -29,7 +29,7 @@ async def list_product_tax_codes(req: pb.ListProductTaxCodesRequest, ctx: CallCo
 async def list_product_attributes(
     req: pb.ListProductAttributesRequest, ctx: CallContext
 ) -> pb.ListProductAttributesResponse:
-    page = page_request(req.limit if req.HasField("limit") else None, req.starting_after)
+    page = page_of(req)
     items, has_more = load_catalogue().page_attributes(
         page.limit, page.starting_after, ptc=req.ptc if req.HasField("ptc") else None
     )

@@ -5,25 +5,20 @@ pipeline. See docs/transactions.md."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
-
 from google.protobuf import json_format
 
 from levy.app import transactions as service
+from levy.app import transactions_batch as batch
 from levy.app.context import CallContext
+from levy.app.error_objects import error_object
 from levy.app.handlers.calculations import rate_string
+from levy.app.handlers.messages import page_of, set_time
 from levy.app.registry import handles
-from levy.domain.pagination import page_request
+from levy.app.services import retry_write_conflicts
 from levy.domain.transaction_records import TransactionRecord
 from levy.domain.transactions import parse_list_filters
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
-
-
-def _ts(msg: Any, value: datetime | None) -> None:
-    if value is not None:
-        msg.FromDatetime(value)
 
 
 def to_message(rec: TransactionRecord) -> pb.Transaction:
@@ -49,23 +44,30 @@ def to_message(rec: TransactionRecord) -> pb.Transaction:
         msg.collected_tax_amount = str(t.collected)
     if t.provided is not None:
         msg.provided_tax_amount = str(t.provided)
-    _ts(msg.transaction_date, rec.transaction_date)
-    _ts(msg.created_at, rec.created_at)
-    _ts(msg.updated_at, rec.updated_at)
+    set_time(msg.transaction_date, rec.transaction_date)
+    set_time(msg.created_at, rec.created_at)
+    set_time(msg.updated_at, rec.updated_at)
     for code, amount in rec.allocations:
         msg.tax_only_attributions.add(jurisdiction_code=code, tax_amount=str(amount))
     for ln in rec.lines:
         li = msg.line_items.add()
-        json_format.ParseDict(ln.input, li)
+        if ln.message is not None:
+            li.CopyFrom(ln.message)
+        else:
+            json_format.ParseDict(ln.input, li)
         r = ln.result
         li.tax_amount = str(r.tax_amount)
         li.tax_amount_before_discounts = str(r.tax_amount_before_discounts)
         li.resolution = r.resolution
+        li.sourcing = r.sourcing
+        if ln.ship_from is not None:
+            json_format.ParseDict(ln.ship_from, li.ship_from_used)
         for row in r.taxes:
             li.taxes.add(
                 detail=row.detail, jurisdiction_name=row.jurisdiction_name, jurisdiction_type=row.jurisdiction_type,
                 tax_amount=str(row.tax_amount), tax_type=row.tax_type, is_registered=row.is_registered,
                 rule_name=row.rule_name, taxable_base=str(row.taxable_base), tax_rate=rate_string(row.tax_rate),
+                sourcing=row.sourcing,
             )
         for d in r.discounts:
             li.discount_reductions.add(id=d.id, tax_amount_reduction=str(d.tax_amount_reduction))
@@ -84,7 +86,7 @@ async def update_transaction(req: pb.UpdateTransactionRequest, ctx: CallContext)
 
 @handles("levy.v1.TransactionService.GetTransaction")
 async def get_transaction(req: pb.GetTransactionRequest, ctx: CallContext) -> pb.Transaction:
-    async with ctx.services.uow() as conn:
+    async with ctx.uow() as conn:
         rec = await store.get_transaction(conn, ctx.organization_id, req.id)
     if rec is None:
         raise service.not_found(req.id)
@@ -101,9 +103,24 @@ async def list_transactions(req: pb.ListTransactionsRequest, ctx: CallContext) -
         source=opt("source"), transaction_date_from=opt("transaction_date_from"),
         transaction_date_to=opt("transaction_date_to"),
     )
-    page = page_request(req.limit if req.HasField("limit") else None, req.starting_after)
-    async with ctx.services.uow() as conn:
+    page = page_of(req)
+    async with ctx.uow() as conn:
         records, has_more = await store.list_transactions(
             conn, ctx.organization_id, filters, page.limit, page.starting_after
         )
     return pb.ListTransactionsResponse(data=[to_message(r) for r in records], has_more=has_more)
+
+
+@handles("levy.v1.TransactionService.BatchCreateTransactions")
+async def batch_create(req: pb.BatchCreateTransactionsRequest, ctx: CallContext) -> pb.BatchCreateTransactionsResponse:
+    results = await retry_write_conflicts(lambda: batch.create_batch(ctx, list(req.transactions), ctx.item_errors),
+                                          in_request_transaction=ctx.request_tx is not None)
+    resp = pb.BatchCreateTransactionsResponse(object="batch")
+    for r in results:
+        out = resp.data.add(index=r.index, status=r.status)
+        if r.record is not None:
+            out.transaction.CopyFrom(to_message(r.record))
+        else:
+            out.errors.extend(error_object(e) for e in r.errors)
+    resp.summary.CopyFrom(pb.BatchCreateSummary(**batch.summary(results)))
+    return resp

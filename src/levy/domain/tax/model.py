@@ -99,6 +99,11 @@ class LineInput:
     exemption: CustomerExemption | None = None
     customer_detail: str | None = None
     pointer: str = ""  # JSON pointer of this line, e.g. "/line_items/0"
+    # Where the line ships from (issue 19): a location's or the line's own address, None = destination as always.
+    ship_from: Address | None = None
+    ship_from_label: str = ""  # e.g. "location loc_..." or "the line's ship_from address"
+    ship_from_pointer: str = ""  # JSON pointer of the address for resolution errors
+    ship_from_location: str = ""  # the location's id when the ship-from is a business location
 
 
 @value
@@ -125,6 +130,8 @@ class TaxRow:
     tax_type: str = "sales_tax"
     exempt_reason: ExemptReason | None = None
     tax_amount_before_discounts: int = 0
+    # Which address put the row there (issue 19): "origin", "destination", or "" when the line had no ship-from.
+    sourcing: str = ""
 
 
 @value
@@ -147,6 +154,8 @@ class LineResult:
     detail: str = ""
     # How the line's address was resolved (levy.domain.tax.local_rates.RESOLUTION_LEVELS); "" for collected-tax lines.
     resolution: str = ""
+    # The sourcing rule applied (issue 19): "destination", "origin", "mixed"; "" when the line had no ship-from.
+    sourcing: str = ""
 
 
 @value

@@ -23,6 +23,35 @@ from sqlalchemy import (
 
 from levy.store.tables.base import UtcDateTime, id_column_type, metadata
 
+
+# Customers and products are both records of a seller's source system: the same
+# identity (an id, and the source's triple unique per organization) and times.
+# Each table needs its own Column objects, hence functions.
+def _source_record_identity() -> list[Column]:
+    return [
+        Column("id", id_column_type(), primary_key=True),
+        Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
+        Column("source", String(64), nullable=False),
+        Column("source_account_id", String(255), nullable=False),
+        Column("source_id", String(255), nullable=False),
+    ]
+
+
+def _source_record_times() -> list[Column]:
+    return [
+        Column("source_updated_at", UtcDateTime(), nullable=True),
+        Column("created_at", UtcDateTime(), nullable=False),
+        Column("updated_at", UtcDateTime(), nullable=False),
+    ]
+
+
+def _source_record_keys() -> list[UniqueConstraint | Index]:
+    return [
+        UniqueConstraint("organization_id", "source", "source_account_id", "source_id"),
+        Index(None, "organization_id", "id"),
+    ]
+
+
 # Organization tax settings (issue: organization administration).
 organization_settings = Table(
     "organization_settings",
@@ -39,17 +68,11 @@ organization_settings = Table(
 customers = Table(
     "customers",
     metadata,
-    Column("id", id_column_type(), primary_key=True),
-    Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
-    Column("source", String(64), nullable=False),
-    Column("source_account_id", String(255), nullable=False),
-    Column("source_id", String(255), nullable=False),
+    *_source_record_identity(),
     Column("name", String(500), nullable=True),
     Column("email", String(320), nullable=True),
     Column("merged_into_customer_id", id_column_type(), nullable=True),
-    Column("source_updated_at", UtcDateTime(), nullable=True),
-    Column("created_at", UtcDateTime(), nullable=False),
-    Column("updated_at", UtcDateTime(), nullable=False),
+    *_source_record_times(),
     # Set when deleted: the row stays as a tombstone keeping its triple.
     Column("deleted_at", UtcDateTime(), nullable=True),
     # Exemption overrides (set through the organization API).
@@ -57,8 +80,7 @@ customers = Table(
     Column("override_resale", Boolean(), nullable=False),
     Column("override_manufacturing", Boolean(), nullable=False),
     Column("exemption_updated_at", UtcDateTime(), nullable=True),
-    UniqueConstraint("organization_id", "source", "source_account_id", "source_id"),
-    Index(None, "organization_id", "id"),
+    *_source_record_keys(),
 )
 
 exemption_certificates = Table(
@@ -81,11 +103,7 @@ exemption_certificates = Table(
 products = Table(
     "products",
     metadata,
-    Column("id", id_column_type(), primary_key=True),
-    Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
-    Column("source", String(64), nullable=False),
-    Column("source_account_id", String(255), nullable=False),
-    Column("source_id", String(255), nullable=False),
+    *_source_record_identity(),
     Column("name", String(500), nullable=False),
     Column("description", Text(), nullable=True),
     Column("source_category", String(255), nullable=True),
@@ -93,12 +111,9 @@ products = Table(
     Column("tax_codes", Text(), nullable=False),
     # True when the only tax code is SALES_TAX (spec 4.7, marked products).
     Column("marked_sales_tax", Boolean(), nullable=False),
-    Column("source_updated_at", UtcDateTime(), nullable=True),
-    Column("created_at", UtcDateTime(), nullable=False),
-    Column("updated_at", UtcDateTime(), nullable=False),
+    *_source_record_times(),
     Column("archived_at", UtcDateTime(), nullable=True),
-    UniqueConstraint("organization_id", "source", "source_account_id", "source_id"),
-    Index(None, "organization_id", "id"),
+    *_source_record_keys(),
 )
 
 registrations = Table(

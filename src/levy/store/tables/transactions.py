@@ -85,6 +85,10 @@ transaction_lines = Table(
     Column("detail", Text(), nullable=False),
     # How the line's address was resolved (address | zip4 | city | zip5 | state); NULL before 0005.
     Column("resolution", String(8), nullable=True),
+    # The sourcing rule applied (destination | origin | mixed) and the ship-from used (JSON
+    # {"location_id"?, "address"}), NULL when the line had no ship-from (and before 0007).
+    Column("sourcing", String(16), nullable=True),
+    Column("ship_from", Text(), nullable=True),
     PrimaryKeyConstraint("transaction_id", "position"),
     Index(None, "organization_id", "customer_id"),
 )
@@ -108,6 +112,8 @@ transaction_line_taxes = Table(
     Column("rule_name", String(200), nullable=False),
     Column("exempt_reason", String(40), nullable=True),
     Column("detail", Text(), nullable=False),
+    # Which address put the row there (origin | destination); NULL without a ship-from (and before 0007).
+    Column("sourcing", String(16), nullable=True),
     PrimaryKeyConstraint("transaction_id", "line_position", "position"),
 )
 

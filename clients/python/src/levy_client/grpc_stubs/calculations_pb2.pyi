@@ -304,6 +304,7 @@ class LineItem(_message.Message):
     DISCOUNTS_FIELD_NUMBER: _builtins.int
     DISCOUNT_AMOUNT_FIELD_NUMBER: _builtins.int
     VENDOR_DISCOUNT_AMOUNT_FIELD_NUMBER: _builtins.int
+    SHIP_FROM_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Line identifier."""
     quantity: _builtins.str
@@ -326,6 +327,14 @@ class LineItem(_message.Message):
     def discounts(self) -> _containers.RepeatedCompositeFieldContainer[Global___LineDiscountInput]:
         """Discounts on this line."""
 
+    @_builtins.property
+    def ship_from(self) -> Global___ShipFrom:
+        """Levy extension: where the line ships from (a business location or an
+        address). Without it the organization's default location in effect on
+        the transaction date is used; with no location at all the line is taxed
+        at its delivery address. See docs/sourcing.md.
+        """
+
     def __init__(
         self,
         *,
@@ -337,10 +346,11 @@ class LineItem(_message.Message):
         discounts: _abc.Iterable[Global___LineDiscountInput] | None = ...,
         discount_amount: _builtins.str | None = ...,
         vendor_discount_amount: _builtins.str | None = ...,
+        ship_from: Global___ShipFrom | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "id", b"id", "product", b"product", "quantity", b"quantity", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "id", b"id", "product", b"product", "quantity", b"quantity", "ship_from", b"ship_from", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "ship_from", b"ship_from", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__discount_amount: _TypeAlias = _typing.Literal["discount_amount"]  # noqa: Y015
     _WhichOneofArgType__discount_amount: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount"]  # noqa: Y015
@@ -364,6 +374,38 @@ class LineItem(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__vendor_discount_amount) -> _WhichOneofReturnType__vendor_discount_amount | None: ...
 
 Global___LineItem: _TypeAlias = LineItem  # noqa: Y015
+
+@_typing.final
+class ShipFrom(_message.Message):
+    """Levy extension: where a line ships from. Send `location_id` or `address`,
+    not both.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOCATION_ID_FIELD_NUMBER: _builtins.int
+    ADDRESS_FIELD_NUMBER: _builtins.int
+    location_id: _builtins.str
+    """The `loc_` id of one of the organization's business locations."""
+    @_builtins.property
+    def address(self) -> Global___Address:
+        """A ship-from address (a US state and ZIP place it in its jurisdictions)."""
+
+    def __init__(
+        self,
+        *,
+        location_id: _builtins.str | None = ...,
+        address: Global___Address | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_location_id", b"_location_id", "address", b"address", "location_id", b"location_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_location_id", b"_location_id", "address", b"address", "location_id", b"location_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__location_id: _TypeAlias = _typing.Literal["location_id"]  # noqa: Y015
+    _WhichOneofArgType__location_id: _TypeAlias = _typing.Literal["_location_id", b"_location_id"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__location_id) -> _WhichOneofReturnType__location_id | None: ...
+
+Global___ShipFrom: _TypeAlias = ShipFrom  # noqa: Y015
 
 @_typing.final
 class CreateCalculationRequest(_message.Message):
@@ -433,6 +475,7 @@ class Tax(_message.Message):
     RULE_NAME_FIELD_NUMBER: _builtins.int
     TAXABLE_BASE_FIELD_NUMBER: _builtins.int
     TAX_RATE_FIELD_NUMBER: _builtins.int
+    SOURCING_FIELD_NUMBER: _builtins.int
     detail: _builtins.str
     """Explanation of how the row was obtained."""
     jurisdiction_name: _builtins.str
@@ -451,6 +494,12 @@ class Tax(_message.Message):
     """Base the rate applied to, in minor units."""
     tax_rate: _builtins.str
     """Rate as a decimal string, for example `0.0725`."""
+    sourcing: _builtins.str
+    """Levy extension: which address put the row on the line, `origin` (the
+    ship-from) or `destination` (the delivery address), by the state's
+    sourcing rule (docs/sourcing.md); empty when the line had no ship-from.
+    `detail` says the rule in words.
+    """
     def __init__(
         self,
         *,
@@ -463,10 +512,11 @@ class Tax(_message.Message):
         rule_name: _builtins.str = ...,
         taxable_base: _builtins.str = ...,
         tax_rate: _builtins.str = ...,
+        sourcing: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "is_registered", b"is_registered", "jurisdiction_name", b"jurisdiction_name", "jurisdiction_type", b"jurisdiction_type", "rule_name", b"rule_name", "tax_amount", b"tax_amount", "tax_rate", b"tax_rate", "tax_type", b"tax_type", "taxable_base", b"taxable_base"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "is_registered", b"is_registered", "jurisdiction_name", b"jurisdiction_name", "jurisdiction_type", b"jurisdiction_type", "rule_name", b"rule_name", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_rate", b"tax_rate", "tax_type", b"tax_type", "taxable_base", b"taxable_base"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -510,6 +560,7 @@ class CalculatedLineItem(_message.Message):
     TAXES_FIELD_NUMBER: _builtins.int
     DISCOUNTS_FIELD_NUMBER: _builtins.int
     RESOLUTION_FIELD_NUMBER: _builtins.int
+    SOURCING_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Line identifier."""
     tax_amount: _builtins.str
@@ -523,6 +574,11 @@ class CalculatedLineItem(_message.Message):
     ZIP's candidates), `zip5` (the ZIP's default candidate) or `state`
     (state-level only). Empty for collected-tax lines. Each tax row's
     `detail` says the same in words.
+    """
+    sourcing: _builtins.str
+    """Levy extension: the sourcing rule applied to the line (docs/sourcing.md):
+    `destination`, `origin` or `mixed` (per row, see `Tax.sourcing`); empty
+    when the line had no ship-from (neither its own nor a default location).
     """
     @_builtins.property
     def taxes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Tax]:
@@ -541,10 +597,11 @@ class CalculatedLineItem(_message.Message):
         taxes: _abc.Iterable[Global___Tax] | None = ...,
         discounts: _abc.Iterable[Global___LineDiscount] | None = ...,
         resolution: _builtins.str = ...,
+        sourcing: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounts", b"discounts", "id", b"id", "resolution", b"resolution", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "taxes", b"taxes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounts", b"discounts", "id", b"id", "resolution", b"resolution", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "taxes", b"taxes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -8,8 +8,10 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
+from levy.cli.common import add_db, with_store
 
-def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
+
+def register(sub: Any) -> None:
     rates = sub.add_parser("rates", help="Import and list local rate tables.", description="Import and list local rate tables.")
     rsub = rates.add_subparsers(dest="rates_command", required=True, metavar="COMMAND")
     p = rsub.add_parser(
@@ -66,7 +68,6 @@ async def _rates_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from levy.app.rate_import import ProgressBar, build, expand, import_files
-    from levy.cli import with_store
     from levy.domain.errors import LevyError
 
     try:
@@ -118,7 +119,6 @@ def _print_error(e: Any) -> None:
 
 
 async def _rates_list(args: argparse.Namespace) -> int:
-    from levy.cli import with_store
     from levy.rates.report import SHOWN
     from levy.store.rates import list_imports
 

@@ -6,15 +6,13 @@ the API's. JSON output is the API's shape."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Callable
 from typing import Any
 
-from levy.cli_org import _common, _run
+from levy.cli.common import add_organization, print_message, run_in_organization
 
 
-def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: Any) -> None:
     filings = sub.add_parser("filings", help="Prepare, file, list and export tax returns.",
                              description="Prepare, file, list and export tax returns (as the /filings API does).")
     fsub = filings.add_subparsers(dest="filings_command", metavar="ACTION", required=True)
@@ -26,29 +24,29 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--period-start", required=True, metavar="YYYY-MM-DD", help="First day of the period.")
     p.add_argument("--period-end", required=True, metavar="YYYY-MM-DD", help="Last day of the period (included).")
     p.add_argument("--file", action="store_true", help="File the return at once (the period must have ended).")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_prepare)
     p = fsub.add_parser("file", help="File a prepared return and print it as JSON.",
                         description="File a prepared return (refused when its figures changed since it was "
                         "prepared, or when the period is already filed) and print it as JSON.")
     p.add_argument("filing_id", metavar="FILING_ID", help="The filing's id (fil_...).")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_file)
     p = fsub.add_parser("list", help="List filings, newest first.",
                         description="List filings, newest first: id, jurisdiction, period start, period end, status, "
                         "filing tax amount, transactions, filed at.")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_list)
     p = fsub.add_parser("show", help="Print a filing as JSON.", description="Print a filing with its return as JSON.")
     p.add_argument("filing_id", metavar="FILING_ID", help="The filing's id (fil_...).")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_show)
     p = fsub.add_parser("export", help="Print a return as CSV.",
                         description="Print a return as CSV (one row per jurisdiction and a TOTAL row; amounts in "
                         "minor units), as GET /filings/{id}/export does.")
     p.add_argument("filing_id", metavar="FILING_ID", help="The filing's id (fil_...).")
     p.add_argument("--output", metavar="PATH", help="Write the CSV to PATH instead of standard output.")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_export)
 
     reports = sub.add_parser("reports", help="Tax reports.", description="Tax reports.")
@@ -58,7 +56,7 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
                         "state and jurisdiction, as JSON; files nothing.")
     p.add_argument("--from", dest="date_from", required=True, metavar="YYYY-MM-DD", help="First day (included).")
     p.add_argument("--to", dest="date_to", required=True, metavar="YYYY-MM-DD", help="Last day (included).")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_liability)
 
     p = sub.add_parser("nexus", help="Economic nexus status per state, as JSON.",
@@ -66,15 +64,8 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
                        "threshold, the share reached, whether it is exceeded and whether the seller is registered; "
                        "states crossed where the seller is not registered first.")
     p.add_argument("--as-of", metavar="YYYY-MM-DD", help="Evaluate as of this date (default: today, UTC).")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_nexus)
-
-
-def _print(msg: Any) -> None:
-    """The message as the REST API renders it."""
-    from levy.transport.codec import to_json
-
-    print(json.dumps(to_json(msg), indent=2))
 
 
 async def _prepare(args: argparse.Namespace) -> int:
@@ -84,9 +75,9 @@ async def _prepare(args: argparse.Namespace) -> int:
     async def fn(conn: Any, org_id: str) -> None:
         rec = await create_filing(conn, org_id, args.jurisdiction, args.period_start, args.period_end,
                                   "filed" if args.file else None)
-        _print(filing_message(rec))
+        print_message(filing_message(rec))
 
-    return await _run(args, fn, write=True)
+    return await run_in_organization(args, fn, write=True)
 
 
 async def _file(args: argparse.Namespace) -> int:
@@ -94,9 +85,9 @@ async def _file(args: argparse.Namespace) -> int:
     from levy.app.handlers.filings import filing_message
 
     async def fn(conn: Any, org_id: str) -> None:
-        _print(filing_message(await update_filing(conn, org_id, args.filing_id, "filed")))
+        print_message(filing_message(await update_filing(conn, org_id, args.filing_id, "filed")))
 
-    return await _run(args, fn, write=True)
+    return await run_in_organization(args, fn, write=True)
 
 
 async def _list(args: argparse.Namespace) -> int:
@@ -115,7 +106,7 @@ async def _list(args: argparse.Namespace) -> int:
                 return
             after = page[-1].id
 
-    return await _run(args, fn, write=False)
+    return await run_in_organization(args, fn, write=False)
 
 
 async def _show(args: argparse.Namespace) -> int:
@@ -123,9 +114,9 @@ async def _show(args: argparse.Namespace) -> int:
     from levy.app.handlers.filings import filing_message
 
     async def fn(conn: Any, org_id: str) -> None:
-        _print(filing_message(await get_filing(conn, org_id, args.filing_id)))
+        print_message(filing_message(await get_filing(conn, org_id, args.filing_id)))
 
-    return await _run(args, fn, write=False)
+    return await run_in_organization(args, fn, write=False)
 
 
 async def _export(args: argparse.Namespace) -> int:
@@ -139,7 +130,7 @@ async def _export(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(text)
 
-    return await _run(args, fn, write=False)
+    return await run_in_organization(args, fn, write=False)
 
 
 async def _liability(args: argparse.Namespace) -> int:
@@ -148,9 +139,9 @@ async def _liability(args: argparse.Namespace) -> int:
 
     async def fn(conn: Any, org_id: str) -> None:
         start, end = parse_range(args.date_from, args.date_to)
-        _print(liability_message(await liability(conn, org_id, start, end)))
+        print_message(liability_message(await liability(conn, org_id, start, end)))
 
-    return await _run(args, fn, write=False)
+    return await run_in_organization(args, fn, write=False)
 
 
 async def _nexus(args: argparse.Namespace) -> int:
@@ -159,6 +150,6 @@ async def _nexus(args: argparse.Namespace) -> int:
 
     async def fn(conn: Any, org_id: str) -> None:
         as_of = parse_date(args.as_of, "as_of", default=today())
-        _print(nexus_message(as_of, await nexus(conn, org_id, as_of)))
+        print_message(nexus_message(as_of, await nexus(conn, org_id, as_of)))
 
-    return await _run(args, fn, write=False)
+    return await run_in_organization(args, fn, write=False)

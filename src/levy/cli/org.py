@@ -8,22 +8,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Awaitable, Callable
 from typing import Any
 
+from levy.cli.common import add_organization, run_in_organization
 from levy.domain.settings import CERTIFICATE_TREATMENTS
 
-_ORG_HELP = "Organization (default: the only organization; required when there are several)."
 
-
-def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: Any) -> None:
     settings = sub.add_parser("settings", help="Show or change an organization's tax settings.",
                               description="Show or change an organization's tax settings (as GET/PATCH "
                               "/organization/settings do).")
     ssub = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
     p = ssub.add_parser("show", help="Print the settings as JSON.",
                         description="Print the organization's settings as JSON (the API's shape).")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_settings_show)
     p = ssub.add_parser("set", help="Change some settings and print the result as JSON.",
                         description="Change the settings named by the options (the others stay) and print the "
@@ -37,7 +35,7 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
                    help="certificate_only: a certificate exempts every sale in its state; "
                    "certificate_and_product_tax_code: only lines with the matching attribute (e.g. _RESALE).")
     p.add_argument("--name", help="The organization's name.")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_settings_set)
 
     regs = sub.add_parser("registrations", help="Manage the seller's registrations.",
@@ -46,7 +44,7 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
     p = rsub.add_parser("list", help="List registrations, newest first.",
                         description="List registrations, newest first: id, jurisdiction, number, effective from, "
                         "effective to, created.")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_registrations_list)
     p = rsub.add_parser("add", help="Record a registration and print its id.",
                         description="Record a registration and print its id (one line). A registration overlapping "
@@ -56,67 +54,12 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--number", metavar="TEXT", help="Registration (permit) number, optional.")
     p.add_argument("--effective-from", required=True, metavar="YYYY-MM-DD", help="First day covered.")
     p.add_argument("--effective-to", metavar="YYYY-MM-DD", help="Last day covered (default: open-ended).")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_registrations_add)
     p = rsub.add_parser("remove", help="Remove a registration.", description="Remove a registration.")
     p.add_argument("registration_id", metavar="REGISTRATION_ID", help="The registration's id (reg_...).")
-    _common(p, add_db)
+    add_organization(p)
     p.set_defaults(func=_registrations_remove)
-
-
-def _common(p: argparse.ArgumentParser, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
-    p.add_argument("--organization", metavar="ORG_ID", help=_ORG_HELP)
-    add_db(p)
-
-
-class _Refused(Exception):
-    pass
-
-
-async def _organization_id(conn: Any, requested: str | None) -> str:
-    from levy.store.keys import SqlOrganizations
-
-    orgs = SqlOrganizations(conn)
-    if requested:
-        if await orgs.get(requested) is None:
-            raise _Refused(f"no organization {requested}")
-        return requested
-    n = await orgs.count()
-    if n == 0:
-        raise _Refused("there is no organization yet; create one with 'levy organizations create --name NAME'")
-    if n > 1:
-        raise _Refused("there are several organizations; pass --organization ORG_ID")
-    org = await orgs.first()
-    assert org is not None
-    return org.id
-
-
-def _option(pointer: str | None) -> str:
-    if not pointer:
-        return ""
-    parts = pointer.strip("/").split("/")
-    opt = "--" + parts[0].replace("_", "-")
-    opt = {"--registration-number": "--number"}.get(opt, opt)
-    return f"{opt}{''.join(f'[{int(p) + 1}]' for p in parts[1:] if p.isdigit())}: "
-
-
-async def _run(args: argparse.Namespace, fn: Callable[[Any, str], Awaitable[None]], *, write: bool) -> int:
-    """Run ``fn(conn, organization_id)`` in one transaction; Levy errors go to stderr (exit 2)."""
-    from levy.cli import with_store
-    from levy.domain.errors import LevyError
-
-    async def body(conn: Any) -> int:
-        await fn(conn, await _organization_id(conn, args.organization))
-        return 0
-
-    try:
-        return await with_store(args, body, write=write)
-    except _Refused as e:
-        print(f"levy: {e}", file=sys.stderr)
-    except LevyError as e:
-        for item in e.items:
-            print(f"levy: {_option(item.pointer)}{item.detail}", file=sys.stderr)
-    return 2
 
 
 def _settings_json(view: Any) -> str:
@@ -136,7 +79,7 @@ async def _settings_show(args: argparse.Namespace) -> int:
     async def fn(conn: Any, org_id: str) -> None:
         print(_settings_json(await show_settings(conn, org_id)))
 
-    return await _run(args, fn, write=False)
+    return await run_in_organization(args, fn, write=False)
 
 
 async def _settings_set(args: argparse.Namespace) -> int:
@@ -160,7 +103,7 @@ async def _settings_set(args: argparse.Namespace) -> int:
     async def fn(conn: Any, org_id: str) -> None:
         print(_settings_json(await change_settings(conn, org_id, SettingsChange(**changes))))
 
-    return await _run(args, fn, write=True)
+    return await run_in_organization(args, fn, write=True)
 
 
 async def _registrations_list(args: argparse.Namespace) -> int:
@@ -178,7 +121,7 @@ async def _registrations_list(args: argparse.Namespace) -> int:
                 return
             after = page[-1].id
 
-    return await _run(args, fn, write=False)
+    return await run_in_organization(args, fn, write=False)
 
 
 async def _registrations_add(args: argparse.Namespace) -> int:
@@ -189,7 +132,7 @@ async def _registrations_add(args: argparse.Namespace) -> int:
                                      args.effective_to)
         print(rec.id)
 
-    return await _run(args, fn, write=True)
+    return await run_in_organization(args, fn, write=True)
 
 
 async def _registrations_remove(args: argparse.Namespace) -> int:
@@ -199,4 +142,4 @@ async def _registrations_remove(args: argparse.Namespace) -> int:
         await remove_registration(conn, org_id, args.registration_id)
         print(f"removed {args.registration_id}")
 
-    return await _run(args, fn, write=True)
+    return await run_in_organization(args, fn, write=True)

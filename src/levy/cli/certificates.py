@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from levy.cli.common import add_db, with_store
 from levy.domain.exemptions import CERTIFICATE_STATUSES, EXEMPTION_TYPES, Certificate
 
 HEADER = "id\tcustomer_id\tjurisdiction\texemption_type\tstatus\tstarts_at\texpires_at\tcreated_at\tupdated_at"
@@ -21,7 +22,7 @@ def _line(c: Certificate) -> str:
                       d(c.expires_at), d(c.created_at), d(c.updated_at)])
 
 
-def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: Any) -> None:
     certs = sub.add_parser("certificates", help="Manage customers' exemption certificates.",
                            description="Manage a customer's exemption certificates (the same rules as the "
                            "/customers/{id}/exemption-certificates API).")
@@ -69,7 +70,6 @@ def register(sub: Any, add_db: Callable[[argparse.ArgumentParser], None]) -> Non
 
 
 async def _run(args: argparse.Namespace, fn: Callable[[Any], Any]) -> int:
-    from levy.cli import with_store
     from levy.domain.errors import LevyError
 
     async def run(conn: Any) -> int:

@@ -1,0 +1,79 @@
+"""The composition root: what ``levy serve`` runs, built in one place.
+
+Reading :func:`build` tells every long-lived object of a server process and
+what it depends on: the database engine, the preset cache, the rate table and
+the API-key cache (together :class:`~levy.app.services.AppServices`), the rate
+limiter, the handlers of the RPCs, the pipeline both transports call, and the
+background tasks. Nothing registers itself on import; the transports
+(:mod:`levy.transport`) are given the pipeline by :mod:`levy.server`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from types import ModuleType
+
+from levy.app import idempotency
+from levy.app.handlers import (
+    calculations,
+    customers,
+    filings,
+    locations,
+    org_admin,
+    products,
+    reference,
+    transactions,
+)
+from levy.app.pipeline import Pipeline
+from levy.app.ratelimit import create_limiter
+from levy.app.rates_runtime import refresh_seconds
+from levy.app.registry import Handler, collect_handlers
+from levy.app.services import AppServices
+from levy.config import Config
+from levy.store import migrate
+
+# One module per area; each marks its handlers with ``registry.handles``.
+HANDLER_MODULES: tuple[ModuleType, ...] = (
+    calculations, customers, filings, locations, org_admin, products, reference, transactions,
+)
+
+
+def handlers(modules: Iterable[ModuleType] = HANDLER_MODULES) -> dict[str, Handler]:
+    """The handler of each RPC, by full name (an RPC without one answers 501 / UNIMPLEMENTED)."""
+    return collect_handlers(modules)
+
+
+@dataclass
+class Application:
+    services: AppServices
+    pipeline: Pipeline
+    background: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def close(self) -> None:
+        for task in self.background:
+            task.cancel()
+        await asyncio.gather(*self.background, return_exceptions=True)
+        await self.pipeline.close()
+        await self.services.close()
+
+
+async def build(config: Config, *, migrate_db: bool = True, handler_table: dict[str, Handler] | None = None,
+                background: bool = True) -> Application:
+    """Build the application of one server process: migrate the database (unless a
+    parent process did), load the rate table, wire the pipeline, start the
+    background tasks (the rate table's refresh, the idempotency purge)."""
+    services = AppServices.create(config)
+    if migrate_db:
+        await migrate.upgrade(services.engine)
+    await services.rates.load()
+    pipeline = Pipeline(services, handler_table if handler_table is not None else handlers(),
+                        limiter=create_limiter(config.redis_url))
+    app = Application(services, pipeline)
+    if background:
+        app.background.append(asyncio.create_task(idempotency.purge_every_hour(services), name="levy-idempotency-purge"))
+        every = refresh_seconds()
+        if every > 0:
+            app.background.append(asyncio.create_task(services.rates.refresh_forever(every), name="levy-rates-refresh"))
+    return app

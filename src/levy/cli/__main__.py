@@ -1,0 +1,5 @@
+import sys
+
+from levy.cli import main
+
+sys.exit(main())
