@@ -1,11 +1,13 @@
-"""The compiled field-limit checkers (``levy.app.constraints``) against the generic
-walker they replaced, kept here as the reference: for every message type reachable
-from every RPC's request (so also every body a REST route checks at its root), and
-for synthetic messages with the cases the protos have not (yet) got, Hypothesis
-builds messages around every limit (NUL characters, blanks, strings at and over
-their maximum, repeated fields at and over ``max_items``, invalid timestamps,
-present-but-empty messages and optional strings) and both must give the same
-errors (message, pointer, type, input, in the same order) and the same item errors.
+"""The field-limit checks (``levy.app.constraints``) against the generic walker as it
+was before issue 10 compiled the checks and issue 23 folded them back into a walk,
+kept here as the reference: for every message type reachable from every RPC's
+request (so also every body a REST route checks at its root), and for synthetic
+messages with the cases the protos have not (yet) got, Hypothesis builds messages
+around every limit (NUL characters, blanks, strings at and over their maximum,
+repeated fields at and over ``max_items``, invalid timestamps, present-but-empty
+messages and optional strings) and both must give the same errors (message,
+pointer, type, input, in the same order) and the same item errors. Hand-picked
+cases with their expected errors written out follow.
 """
 
 from __future__ import annotations
@@ -223,7 +225,7 @@ def _synthetic_file() -> descriptor_pb2.FileDescriptorProto:
                 f.oneof_index = len(m.oneof_decl)
                 m.oneof_decl.add(name=f"_{f.name}")
 
-    # A chain nested deeper than the compiler inlines: Chain0 -> Chain1 -> ... through repeated fields.
+    # A chain nested deep: Chain0 -> Chain1 -> ... through repeated fields.
     for depth in range(9):
         chain = fdp.message_type.add(name=f"Chain{depth}")
         field(chain, "name", 1, F.TYPE_STRING, max_length=3)
@@ -268,8 +270,12 @@ def _strings(max_len: int) -> st.SearchStrategy[str]:
 
 
 def _count(cap: int, depth: int) -> st.SearchStrategy[int]:
+    """How many items: a few, or around the cap. Large caps (the 1000 items of a batch)
+    only at the top: a batch of 1001 items each with 1001 lines is a million messages
+    to build and walk per example, which took most of this file's 15 minutes."""
     small = st.sampled_from([0, 0, 1, 1, 2] if depth < 3 else [0, 0, 0, 1])
-    return st.one_of(small, st.sampled_from([cap - 1, cap, cap + 1])) if cap else small
+    around = cap and (depth == 0 or (depth == 1 and cap <= 50) or cap <= 10)
+    return st.one_of(small, st.sampled_from([cap - 1, cap, cap + 1])) if around else small
 
 
 _INT_LIMITS = {FD.TYPE_INT32: 2**31 - 1, FD.TYPE_INT64: 2**63 - 1, FD.TYPE_UINT32: 2**32 - 1,
@@ -386,7 +392,7 @@ _SETTINGS = settings(max_examples=60, derandomize=True, deadline=None, database=
 
 
 @pytest.mark.parametrize("cls", _reachable(), ids=lambda c: c.DESCRIPTOR.name)
-def test_compiled_checks_match_the_generic_walker(cls: type[message.Message]) -> None:
+def test_checks_match_the_reference_walker(cls: type[message.Message]) -> None:
     @_SETTINGS
     @given(msg=messages(cls), pointer=_POINTERS, prior=_PRIOR)
     def run(msg: message.Message, pointer: str, prior: dict[int, list[ErrorItem]]) -> None:
@@ -399,7 +405,7 @@ _SYNTHETIC = ["Shape", "Item", "Leaf", "Chain0"]
 
 
 @pytest.mark.parametrize("name", _SYNTHETIC)
-def test_compiled_checks_match_on_synthetic_messages(name: str) -> None:
+def test_checks_match_on_synthetic_messages(name: str) -> None:
     cls = _synthetic(name)
 
     @settings(_SETTINGS, max_examples=300)
@@ -477,7 +483,7 @@ def test_message_containing_itself() -> None:
     )
 
 
-def test_deep_chain_is_split_into_calls() -> None:
+def test_deep_chain() -> None:
     cls = _synthetic("Chain0")
     msg = cls()
     node = msg
@@ -486,10 +492,9 @@ def test_deep_chain_is_split_into_calls() -> None:
     node.name = "long"
     assert _errors(msg)[0] == [("/next/0/next/0/next/0/next/0/next/0/next/0/next/0/next/0/name",
                                 "'name' is 4 characters long; the maximum is 3.")]
-    assert "_check_" in constraints._compile(cls.DESCRIPTOR).source.split("\n", 1)[1]  # a call, not all inline
 
 
-def test_map_with_limits_is_refused_when_compiled() -> None:
+def test_map_with_limits_is_refused() -> None:
     F = descriptor_pb2.FieldDescriptorProto
     fdp = descriptor_pb2.FileDescriptorProto(name="levytest/constraints_map.proto", package="levytest.map",
                                              syntax="proto3")
