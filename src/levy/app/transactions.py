@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.calculate import Prepared, prepare, run_engine
 from levy.app.context import CallContext
+from levy.app.handlers.messages import optional
 from levy.app.registry import input_names, output_only_names
 from levy.domain import ids
 from levy.domain.errors import (
@@ -85,10 +86,6 @@ def transaction_path(transaction_id: str) -> str:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def _opt(msg: Any, name: str) -> Any:
-    return getattr(msg, name) if msg.HasField(name) else None
 
 
 def _line_input(li: pb.TransactionLineItem) -> tuple[dict[str, Any], pb.TransactionLineItem]:
@@ -294,13 +291,13 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
     calculated, not inserted: the batch inserts its sales together)."""
     org = ctx.organization_id
     c = ErrorCollector()
-    transaction_type = c.attempt(validate_type, _opt(msg, "type"))
-    status = c.attempt(validate_create_status, _opt(msg, "status"), history=history)
-    source = c.attempt(validate_source_field, _opt(msg, "source"))
+    transaction_type = c.attempt(validate_type, optional(msg, "type"))
+    status = c.attempt(validate_create_status, optional(msg, "status"), history=history)
+    source = c.attempt(validate_source_field, optional(msg, "source"))
     tax_amount = c.attempt(_tax_amount, msg)
-    parent_id = _opt(msg, "parent_transaction_id") or None
-    parent_ref = _opt(msg, "parent_reference_id") or None
-    reference_id = _opt(msg, "reference_id") or None
+    parent_id = optional(msg, "parent_transaction_id") or None
+    parent_ref = optional(msg, "parent_reference_id") or None
+    reference_id = optional(msg, "reference_id") or None
     has_parent = bool(parent_id or parent_ref)
     kind = None
     if transaction_type is not None:
@@ -462,7 +459,7 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
             tax = tax_on_amount_update(cur.tax, tax_amount)
             rec = replace(rec, tax=tax, allocations=_reallocate(cur, tax.tax_amount) if cur.tax_only else ())
         if "reference_id" in present:
-            rec = replace(rec, reference_id=_opt(msg, "reference_id") or None)
+            rec = replace(rec, reference_id=optional(msg, "reference_id") or None)
         amounts_changed = lines_sent or tax_sent
         if rec.type == "credit" and rec.parent_found and amounts_changed and rec.status != "void":
             parent = await store.get_transaction(conn, org, rec.parent_transaction_id or "", for_update=True)

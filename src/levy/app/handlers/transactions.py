@@ -12,7 +12,7 @@ from levy.app import transactions_batch as batch
 from levy.app.context import CallContext
 from levy.app.error_objects import error_object
 from levy.app.handlers.calculations import rate_string
-from levy.app.handlers.messages import page_of, set_time
+from levy.app.handlers.messages import optional, page_of, set_time
 from levy.app.registry import handles
 from levy.app.services import retry_write_conflicts
 from levy.domain.transaction_records import TransactionRecord
@@ -95,13 +95,11 @@ async def get_transaction(req: pb.GetTransactionRequest, ctx: CallContext) -> pb
 
 @handles("levy.v1.TransactionService.ListTransactions")
 async def list_transactions(req: pb.ListTransactionsRequest, ctx: CallContext) -> pb.ListTransactionsResponse:
-    def opt(name: str) -> str | None:
-        return getattr(req, name) if req.HasField(name) else None
-
     filters = parse_list_filters(
-        status=opt("status"), type=opt("type"), reference_id=opt("reference_id"), customer_id=opt("customer_id"),
-        source=opt("source"), transaction_date_from=opt("transaction_date_from"),
-        transaction_date_to=opt("transaction_date_to"),
+        status=optional(req, "status"), type=optional(req, "type"), reference_id=optional(req, "reference_id"),
+        customer_id=optional(req, "customer_id"), source=optional(req, "source"),
+        transaction_date_from=optional(req, "transaction_date_from"),
+        transaction_date_to=optional(req, "transaction_date_to"),
     )
     page = page_of(req)
     async with ctx.uow() as conn:
