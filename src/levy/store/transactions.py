@@ -333,7 +333,11 @@ async def by_references(conn: AsyncConnection, organization_id: str, references:
 
 async def insert_many(conn: AsyncConnection, recs: Sequence[TransactionRecord]) -> None:
     """Insert new transactions with their lines, rows and attributions: one statement per table
-    whatever their number (the batch import). A reference id already held raises ``IntegrityError``."""
+    whatever their number (the batch import). A reference id already held raises ``IntegrityError``.
+
+    The transactions go through SQLAlchemy (its ``IntegrityError`` is what the batch catches);
+    their lines and rows (most of the rows, with new ids that cannot conflict) through the
+    driver's own ``executemany`` (:func:`levy.store.rows.insert_rows`, as ``POST /transactions``)."""
     if not recs:
         return
     await conn.execute(insert(txn_t), [_txn_row(r) for r in recs])
@@ -342,5 +346,4 @@ async def insert_many(conn: AsyncConnection, recs: Sequence[TransactionRecord]) 
         for into, rows in zip(children, _line_rows(r), strict=True):
             into.extend(rows)
     for table, rows in zip((lines_t, taxes_t, alloc_t), children, strict=True):
-        if rows:
-            await conn.execute(insert(table), rows)
+        await insert_rows(conn, table, rows)
