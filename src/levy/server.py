@@ -53,6 +53,13 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_d
                 reuse_port: bool = False) -> int:
     """Serve until SIGTERM/SIGINT. ``migrate_db=False`` and ``reuse_port=True`` when
     run as one of several workers (the parent migrated before forking)."""
+    # The signals are ours before anything listens: a SIGTERM that arrives while the
+    # server starts (a supervisor that saw /healthz answer, or one that gives up) stops
+    # it the graceful way once it is up, instead of killing it mid-start (exit -15).
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     app = await bootstrap.build(config, migrate_db=migrate_db)
     pipeline = app.pipeline
 
@@ -92,10 +99,6 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_d
              config.http_address, type(asyncio.get_running_loop()).__module__.split(".")[0])
     print(f"levy: serving gRPC on {config.grpc_address}, HTTP on {config.http_address}", flush=True)
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     if ready is not None:
         ready.set()
     waiter = asyncio.create_task(stop.wait())
