@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from levy.domain.errors import LevyError, RequiredField, ValidationFailed
+from levy.domain.errors import ErrorCollector, LevyError, RequiredField, ValidationFailed
 from levy.domain.jurisdictions import US_STATES
 from levy.domain.organization import parse_date
 from levy.domain.periods import within
@@ -115,7 +115,8 @@ def validate_location(given: LocationInput, zip_in_state: ZipInState) -> Locatio
     a state (a US state code, DC or PR) and a ZIP code (12345 or 12345-6789) that
     lies in that state. ``effective_to``, when given, is not before ``effective_from``.
     """
-    errors: list[LevyError] = []
+    collector = ErrorCollector()
+    errors: list[LevyError] = collector.errors
 
     def required(value: str | None, name: str, pointer: str) -> str | None:
         out = _text(value)
@@ -124,13 +125,7 @@ def validate_location(given: LocationInput, zip_in_state: ZipInState) -> Locatio
         return out
 
     def day(value: str | None, name: str) -> date | None:
-        if value is None:
-            return None
-        try:
-            return parse_date(value, f"/{name}")
-        except ValidationFailed as e:
-            errors.append(e)
-            return None
+        return None if value is None else collector.attempt(parse_date, value, f"/{name}")
 
     for field_name, pointer, limit in _LIMITS:
         value = getattr(given, field_name)
