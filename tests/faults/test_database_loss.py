@@ -123,6 +123,34 @@ def test_postgres_down_fails_fast_with_503_then_recovers(proxied: tuple[LevyServ
     assert "Traceback" not in srv.log()
 
 
+def test_postgres_connections_killed_while_idle_are_replaced_before_use(
+        pg_database: tuple[str, str], tmp_path: Path) -> None:
+    """A pooled connection idle for more than ``PING_AFTER_IDLE_S`` is pinged at checkout: the
+    database dropping every connection while the server is idle costs no request a 503
+    (a customer create, a list and a transaction, which writes through the driver directly)."""
+    url, name = pg_database
+    srv = start_server(url, tmp_path, extra_env={"LEVY_AUTH_CACHE_SECONDS": "0"})
+    try:
+        tenant = create_tenant(url)
+        with httpx.Client(base_url=srv.http_url, headers={"X-API-Key": tenant.key}, timeout=30) as http:
+            sale = {"type": "sale", "status": "finalized", "transaction_date": "2026-03-15T12:00:00Z",
+                    "line_items": [{"id": "a", "quantity": "1", "unit_price": "1000",
+                                    "customer": {"address": {"state": "TX"}}}]}
+            for _ in range(3):  # several pooled connections in use
+                assert http.post("/customers", json={"source_id": sid()}).status_code == 201
+                assert http.post("/transactions", json=sale).status_code == 200
+            for _ in range(2):
+                assert terminate_backends(os.environ[PG_ENV], name) >= 1
+                time.sleep(1.5)  # idle longer than PING_AFTER_IDLE_S
+                assert http.post("/customers", json={"source_id": sid()}).status_code == 201
+                assert http.get("/customers").status_code == 200
+                r = http.post("/transactions", json=sale)
+                assert r.status_code == 200, r.text
+        assert "Traceback" not in srv.log(), srv.log()[-3000:]
+    finally:
+        srv.stop()
+
+
 def test_postgres_connections_killed_mid_traffic_are_503_never_500(
         pg_database: tuple[str, str], tmp_path: Path) -> None:
     url, name = pg_database

@@ -52,7 +52,7 @@ def test_reference_stored_between_plan_and_write(database_url: str) -> None:
             async with services.uow() as conn:
                 stored = await store.by_references(conn, org.id, ["r-1", "r-2"])
             assert set(stored) == {"r-1", "r-2"}
-            assert stored["r-2"].lines[0].input["unit_price"] == "5000"  # the other request's, unchanged
+            assert pb.TransactionLineItem.FromString(stored["r-2"].lines[0].input).unit_price == "5000"  # the other request's, unchanged
         finally:
             await services.close()
 

@@ -22,6 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
 from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 from levyserver import _create_tenant
 from sqlalchemy import func, select, text
@@ -44,6 +45,7 @@ from levy.store.tables.transactions import (
     transaction_lines,
     transactions,
 )
+from levy.v1.transactions_pb2 import TransactionLineItem
 
 
 def test_sqlite_writers_take_turns_first_come_first_served(tmp_path: Path) -> None:
@@ -130,6 +132,10 @@ def test_a_writer_without_a_turn_within_the_busy_timeout_is_told_the_database_is
     asyncio.run(go())
 
 
+def _line_input(data: dict) -> bytes:
+    return json_format.ParseDict(data, TransactionLineItem()).SerializeToString(deterministic=True)
+
+
 def _record(org: str, *, reference_id: str | None = None) -> TransactionRecord:
     now = datetime(2026, 3, 15, 10, 30, 0, 250000, tzinfo=UTC)
 
@@ -139,8 +145,8 @@ def _record(org: str, *, reference_id: str | None = None) -> TransactionRecord:
 
     lines = tuple(
         StoredLine(
-            {"id": f"l{i}", "quantity": "2", "unit_price": str(1000 + i),
-             "customer": {"address": {"state": "CA", "postal_code": "90001"}}},
+            _line_input({"id": f"l{i}", "quantity": "2", "unit_price": str(1000 + i),
+                         "customer": {"address": {"state": "CA", "postal_code": "90001"}}}),
             LineResult(
                 f"l{i}", 200 + i, 210 + i,
                 (row("US-ST-CA", "state", "0.0725", 2000 + 2 * i, 145 + i, tax_amount_before_discounts=150),
@@ -231,6 +237,101 @@ def test_insert_rows_as_the_first_statement_of_a_transaction(fresh_database_url:
                     back = await store.get_transaction(conn, org, rec.id)
                 assert back is not None
                 assert back == (replace(rec, allocations=()) if commit else replace(rec, lines=(), allocations=()))
+        finally:
+            await engine.dispose()
+
+    asyncio.run(go())
+
+
+def test_a_transaction_committed_in_one_trip_reads_back_equal(fresh_database_url: str) -> None:
+    """``insert_transaction_committed`` (``POST /transactions`` of a sale): BEGIN, the inserts and
+    COMMIT in one trip to SQLite's thread, one statement on PostgreSQL; what it stores reads
+    back equal to the record, as through a unit of work. A taken reference id writes nothing
+    and names the holder; a failure half-way (a line row that breaks a constraint) leaves
+    nothing behind."""
+
+    async def go() -> None:
+        engine = create_engine(fresh_database_url, pool_size=2)
+        await migrate.upgrade(engine)
+        org = (await _create_tenant(fresh_database_url)).organization_id
+        counted: list[int] = []
+        db.on_statement.append(lambda: counted.append(1))
+        sqlite = fresh_database_url.startswith("sqlite")
+        try:
+            plain = _record(org)
+            referenced = _record(org, reference_id="inv-1")
+            assert await store.insert_transaction_committed(engine, plain) is None
+            # SQLite: BEGIN, the row, lines, their rows, the attribution, COMMIT; PostgreSQL: one statement.
+            assert len(counted) == (6 if sqlite else 1)
+            assert await store.insert_transaction_committed(engine, referenced) is None
+            async with transaction(engine, write=False) as conn:
+                for rec in (plain, referenced):
+                    back = await store.get_transaction(conn, org, rec.id)
+                    assert back == rec
+                    assert repr(back) == repr(rec)
+                assert (await conn.execute(
+                    select(func.count()).select_from(transaction_line_taxes)
+                    .where(transaction_line_taxes.c.transaction_id == plain.id))).scalar() == 30
+
+            again = replace(_record(org, reference_id="inv-1"), id=new_id("txn"))
+            assert await store.insert_transaction_committed(engine, again) == referenced.id
+            # Every line at position 0: the second line row breaks the primary key after the
+            # transaction's row and the first line went in.
+            broken = _record(org, reference_id="inv-3")
+            real_line_rows = store._line_rows
+
+            def same_position(rec: TransactionRecord):  # type: ignore[no-untyped-def]
+                ls, ts, al = real_line_rows(rec)
+                return [{**ln, "position": 0} for ln in ls], ts, al
+
+            store._line_rows = same_position  # type: ignore[assignment]
+            try:
+                with pytest.raises(Exception) as failed:
+                    await store.insert_transaction_committed(engine, broken)
+            finally:
+                store._line_rows = real_line_rows  # type: ignore[assignment]
+            assert not is_unavailable(failed.value)  # an integrity error, not a lost database
+            async with transaction(engine, write=False) as conn:
+                assert await store.get_transaction(conn, org, again.id) is None
+                assert await store.get_transaction(conn, org, broken.id) is None
+                for table in (transactions, transaction_lines):
+                    column = table.c.id if table is transactions else table.c.transaction_id
+                    assert (await conn.execute(
+                        select(func.count()).select_from(table).where(column.in_([again.id, broken.id]))
+                    )).scalar() == 0
+            # The connection went back to the pool usable, outside any transaction.
+            assert await store.insert_transaction_committed(engine, _record(org, reference_id="inv-4")) is None
+        finally:
+            db.on_statement.clear()
+            await engine.dispose()
+
+    asyncio.run(go())
+
+
+def test_a_line_stored_as_json_before_0011_reads_back_as_its_message(fresh_database_url: str) -> None:
+    """Rows written before migration 0011 hold the line input as JSON (``input``) and no
+    ``input_message``: they read back as the same serialized message a new row holds."""
+
+    async def go() -> None:
+        engine = create_engine(fresh_database_url, pool_size=2)
+        await migrate.upgrade(engine)
+        org = (await _create_tenant(fresh_database_url)).organization_id
+        rec = _record(org, reference_id="old-1")
+        try:
+            assert await store.insert_transaction_committed(engine, rec) is None
+            async with transaction(engine, write=True) as conn:
+                await conn.execute(
+                    transaction_lines.update().where(transaction_lines.c.transaction_id == rec.id).values(
+                        input='{"id":"l0","quantity":"2","unit_price":"1000",'
+                              '"customer":{"address":{"state":"CA","postal_code":"90001"}}}',
+                        input_message=None))
+            async with transaction(engine, write=False) as conn:
+                back = await store.get_transaction(conn, org, rec.id)
+            assert back is not None
+            first = TransactionLineItem.FromString(back.lines[0].input)
+            assert (first.id, first.quantity, first.unit_price) == ("l0", "2", "1000")
+            assert first.customer.address.postal_code == "90001" and not first.HasField("product")
+            assert back.lines[0].input == rec.lines[0].input  # l0's JSON above is _record's l0
         finally:
             await engine.dispose()
 

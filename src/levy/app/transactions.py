@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
-from google.protobuf import json_format
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.calculate import Prepared, prepare, run_engine
@@ -88,14 +87,14 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _line_input(li: pb.TransactionLineItem) -> tuple[dict[str, Any], pb.TransactionLineItem]:
-    """The request line as received (its input fields), stored and echoed back: as JSON data
+def _line_input(li: pb.TransactionLineItem) -> tuple[bytes, pb.TransactionLineItem]:
+    """The request line as received (its input fields), stored and echoed back: serialized
     and as the message."""
     clean = pb.TransactionLineItem()
     clean.CopyFrom(li)
     for name in _LINE_OUTPUTS:
         clean.ClearField(name)
-    return json_format.MessageToDict(clean, preserving_proto_field_name=True), clean
+    return clean.SerializeToString(deterministic=True), clean
 
 
 def _duplicate(reference_id: str, existing_id: str) -> Conflict:
@@ -284,6 +283,57 @@ def at_sent_fields(err: LevyError, parent_pointer: str, *, lines_sent: bool, tax
 # -- create ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """What a create request says of the transaction itself, checked."""
+
+    organization_id: str
+    type: str
+    status: str
+    source: str
+    transaction_date: datetime
+    reference_id: str | None
+    parent_id: str | None
+    parent_ref: str | None
+    has_parent: bool
+    parent_pointer: str
+    tax_amount: int | None
+    now: datetime
+
+
+def _lines_record(ctx: CallContext, computed: Computed, head: _Head,
+                  parent: TransactionRecord | None) -> TransactionRecord:
+    """The new transaction of calculated lines (not a full credit), checked against ``parent``
+    (found and locked by the caller) when it names one."""
+    plan = computed.plan
+    if not plan.record:
+        raise FailedPrecondition(
+            f"the document's only lines are marked SALES_TAX lines netting below 0 "
+            f"(-{plan.split.reduction}): source '{head.source}' carries the reduction to a later document, "
+            "so this one is not recorded",
+            pointer="/line_items", code=NOT_RECORDED,
+            meta={"source": head.source, "reduction": plan.split.reduction},
+        )
+    if head.has_parent:
+        check_parent_found(parent is not None, only_collected_lines=plan.split.only_collected,
+                           pointer=head.parent_pointer)
+    if parent is not None:
+        check_parent_usable(parent, head.parent_pointer)
+    tax = tax_on_create(calculated=computed.calculated, tax_amount=head.tax_amount, split=plan.split)
+    allocations, held_off = attribute(ctx, computed, tax.tax_amount)
+    inp = computed.prepared.input
+    return TransactionRecord(
+        id=ids.new_id("txn"), organization_id=head.organization_id, type=head.type, status=head.status,
+        source=head.source, currency=inp.currency, transaction_date=head.transaction_date, tax=tax,
+        reference_id=head.reference_id,
+        parent_transaction_id=parent.id if parent is not None else head.parent_id,
+        parent_reference_id=head.parent_ref, parent_found=parent is not None,
+        discount_amount=inp.discount_amount, vendor_discount_amount=inp.vendor_discount_amount,
+        lines=computed.lines, tax_only=plan.tax_only, held_off_reason=held_off, allocations=allocations,
+        registrations=computed.registered_codes(), created_at=head.now, updated_at=head.now,
+    )
+
+
 async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnection | None = None,
                  history: bool = False, write: bool = True) -> TransactionRecord:
     """Create one transaction in its own unit of work, or in ``within`` (a batch's; ``history``:
@@ -309,6 +359,8 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
     now = utcnow()
     txn_date = msg.transaction_date.ToDatetime(tzinfo=UTC) if msg.HasField("transaction_date") else now
 
+    head = _Head(org, transaction_type, status, source, txn_date, reference_id, parent_id, parent_ref, has_parent,
+                 pointer, tax_amount, now)
     computed = None
     if within is None and not has_parent and kind != "full_credit":
         # Calculated before the write transaction (presets from the cache, or a read of their own):
@@ -316,6 +368,13 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
         # (``within``) calculates in its own transaction.
         computed = await compute_lines(ctx, None, msg, transaction_type=transaction_type, source=source,
                                        has_parent=False, errors=c.errors)
+        if ctx.request_tx is None:
+            # Nothing to read or lock first: stored in a write transaction of its own, in one trip.
+            rec = _lines_record(ctx, computed, head, None)
+            existing = await store.insert_transaction_committed(ctx.services.engine, rec)
+            if existing is not None:
+                raise _duplicate(rec.reference_id or "", existing)
+            return rec
     async with ctx.uow(write=True, presets=False) if within is None else nullcontext(within) as conn:
         parent = await find_parent(conn, org, parent_id, parent_ref) if has_parent else None
         if kind == "full_credit":
@@ -339,32 +398,7 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
             if computed is None:
                 computed = await compute_lines(ctx, conn, msg, transaction_type=transaction_type, source=source,
                                                has_parent=has_parent, errors=c.errors)
-            plan = computed.plan
-            if not plan.record:
-                raise FailedPrecondition(
-                    f"the document's only lines are marked SALES_TAX lines netting below 0 "
-                    f"(-{plan.split.reduction}): source '{source}' carries the reduction to a later document, "
-                    "so this one is not recorded",
-                    pointer="/line_items", code=NOT_RECORDED,
-                    meta={"source": source, "reduction": plan.split.reduction},
-                )
-            if has_parent:
-                check_parent_found(parent is not None, only_collected_lines=plan.split.only_collected,
-                                   pointer=pointer)
-            if parent is not None:
-                check_parent_usable(parent, pointer)
-            tax = tax_on_create(calculated=computed.calculated, tax_amount=tax_amount, split=plan.split)
-            allocations, held_off = attribute(ctx, computed, tax.tax_amount)
-            inp = computed.prepared.input
-            rec = TransactionRecord(
-                id=ids.new_id("txn"), organization_id=org, type=transaction_type, status=status, source=source,
-                currency=inp.currency, transaction_date=txn_date, tax=tax, reference_id=reference_id,
-                parent_transaction_id=parent.id if parent is not None else parent_id,
-                parent_reference_id=parent_ref, parent_found=parent is not None,
-                discount_amount=inp.discount_amount, vendor_discount_amount=inp.vendor_discount_amount,
-                lines=computed.lines, tax_only=plan.tax_only, held_off_reason=held_off, allocations=allocations,
-                registrations=computed.registered_codes(), created_at=now, updated_at=now,
-            )
+            rec = _lines_record(ctx, computed, head, parent)
         if parent is not None:
             try:
                 rec = await against_parent(conn, parent, rec, lines_changed=True)

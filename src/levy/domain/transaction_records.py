@@ -19,9 +19,11 @@ from levy.domain.transactions import TaxState
 
 @dataclass(frozen=True, slots=True)
 class StoredLine:
-    """A goods line: the request line as received (``input``, JSON) and its engine result."""
+    """A goods line: the request line as received and its engine result. ``input`` is the line's
+    input fields as a serialized ``levy.v1.TransactionLineItem`` (deterministic serialization:
+    equal lines, equal bytes)."""
 
-    input: dict[str, Any]
+    input: bytes
     result: LineResult
     customer_id: str | None = None
     product_id: str | None = None

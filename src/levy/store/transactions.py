@@ -17,14 +17,17 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from google.protobuf import json_format
 from sqlalchemy import delete, exists, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
 from levy.domain.transaction_records import StoredLine, TransactionRecord
 from levy.domain.transactions import ListFilters, TaxState
-from levy.store.rows import insert_rows, insert_together
+from levy.v1.transactions_pb2 import TransactionLineItem
+from levy.store.db import transaction
+from levy.store.rows import insert_committed, insert_rows, insert_together
 from levy.store.tables.transactions import (
     transaction_line_taxes as taxes_t,
 )
@@ -85,7 +88,7 @@ def _line_rows(rec: TransactionRecord) -> tuple[list[dict[str, Any]], list[dict[
         lines.append({
             "transaction_id": rec.id, "position": pos, "organization_id": rec.organization_id,
             "line_id": r.id, "customer_id": ln.customer_id, "product_id": ln.product_id,
-            "input": json.dumps(ln.input, separators=(",", ":")),
+            "input": None, "input_message": ln.input,
             "amount": r.amount, "taxable_amount": r.taxable_amount, "tax_amount": r.tax_amount,
             "tax_amount_before_discounts": r.tax_amount_before_discounts,
             "discounts": json.dumps([[d.id, d.amount, d.tax_amount_reduction] for d in r.discounts]),
@@ -124,6 +127,11 @@ async def _delete_children(conn: AsyncConnection, organization_id: str, transact
         )
 
 
+def _from_json(text: str) -> bytes:
+    """A line input stored as JSON (before migration 0011) as the serialized message."""
+    return json_format.ParseDict(json.loads(text), TransactionLineItem()).SerializeToString(deterministic=True)
+
+
 async def _load(conn: AsyncConnection, organization_id: str, rows: Sequence[Any]) -> list[TransactionRecord]:
     """Records of ``rows`` with their lines, rows and attributions (three queries for any number)."""
     if not rows:
@@ -151,7 +159,8 @@ async def _load(conn: AsyncConnection, organization_id: str, rows: Sequence[Any]
             ln.amount, ln.taxable_amount, False, ln.detail, ln.resolution or "", ln.sourcing or "",
         )
         lines.setdefault(ln.transaction_id, []).append(
-            StoredLine(json.loads(ln.input), result, ln.customer_id, ln.product_id,
+            StoredLine(ln.input_message if ln.input_message is not None else _from_json(ln.input), result,
+                       ln.customer_id, ln.product_id,
                        json.loads(ln.ship_from) if ln.ship_from else None)
         )
     allocs: dict[str, list[tuple[str, int]]] = {}
@@ -267,22 +276,42 @@ async def marked_products(conn: AsyncConnection, organization_id: str, product_i
 # -- writes --------------------------------------------------------------------------------
 
 
+def _insert_parts(rec: TransactionRecord) -> tuple[tuple[str, ...], dict[str, Any], tuple[tuple[Any, Any], ...]]:
+    # When the reference id may be taken, the unique index ``(organization_id, reference_id)``
+    # decides in the one statement (nothing inserted when it is), with no savepoint around it.
+    unless = ("organization_id", "reference_id") if rec.reference_id is not None else ()
+    lines, taxes, allocs = _line_rows(rec)
+    return unless, _txn_row(rec), ((lines_t, lines), (taxes_t, taxes), (alloc_t, allocs))
+
+
+async def _holder(conn: AsyncConnection, rec: TransactionRecord) -> str:
+    existing = await id_of_reference(conn, rec.organization_id, rec.reference_id or "")
+    if existing is None:  # pragma: no cover - the conflict was not on the reference id
+        raise RuntimeError(f"transaction {rec.id} was not inserted")
+    return existing
+
+
 async def insert_transaction(conn: AsyncConnection, rec: TransactionRecord) -> str | None:
     """Insert ``rec`` with its lines: one statement for the transaction, one for its lines,
     one for their rows (and one for a tax-only attribution). Returns None, or the id of the
     transaction that already holds ``rec.reference_id`` (the unique index decides, so two
     concurrent creates of one reference yield one transaction)."""
-    # When the reference id may be taken, the unique index ``(organization_id, reference_id)``
-    # decides in the one statement (nothing inserted when it is), with no savepoint around it.
-    unless = ("organization_id", "reference_id") if rec.reference_id is not None else ()
-    lines, taxes, allocs = _line_rows(rec)
-    children = ((lines_t, lines), (taxes_t, taxes), (alloc_t, allocs))
-    if not await insert_together(conn, txn_t, _txn_row(rec), unless=unless, then=children):
-        existing = await id_of_reference(conn, rec.organization_id, rec.reference_id or "")
-        if existing is None:  # pragma: no cover - the conflict was not on the reference id
-            raise RuntimeError(f"transaction {rec.id} was not inserted")
-        return existing
+    unless, row, children = _insert_parts(rec)
+    if not await insert_together(conn, txn_t, row, unless=unless, then=children):
+        return await _holder(conn, rec)
     return None
+
+
+async def insert_transaction_committed(engine: AsyncEngine, rec: TransactionRecord) -> str | None:
+    """:func:`insert_transaction` in a write transaction of its own, committed when this returns
+    None (``POST /transactions`` of a sale: one trip to SQLite's thread, one PostgreSQL statement,
+    :func:`levy.store.rows.insert_committed`). When the reference id is held, nothing is written
+    and the holder's id is returned (read after, in a read transaction)."""
+    unless, row, children = _insert_parts(rec)
+    if await insert_committed(engine, txn_t, row, unless=unless, then=children):
+        return None
+    async with transaction(engine, write=False) as conn:
+        return await _holder(conn, rec)
 
 
 async def update_transaction(conn: AsyncConnection, rec: TransactionRecord, *, lines_changed: bool,

@@ -48,7 +48,7 @@ def record(id: str, type: str, *lines: LineResult, status: str = "finalized", cu
     return TransactionRecord(
         id=id, organization_id="org", type=type, status=status, source="native", currency=currency,
         transaction_date=NOW, tax=TaxState(calculated, provided), parent_transaction_id=parent,
-        parent_found=parent is not None, lines=tuple(StoredLine({}, ln) for ln in lines),
+        parent_found=parent is not None, lines=tuple(StoredLine(b"", ln) for ln in lines),
     )
 
 

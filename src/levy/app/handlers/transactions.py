@@ -54,7 +54,7 @@ def to_message(rec: TransactionRecord) -> pb.Transaction:
         if ln.message is not None:
             li.CopyFrom(ln.message)
         else:
-            json_format.ParseDict(ln.input, li)
+            li.MergeFromString(ln.input)
         r = ln.result
         li.tax_amount = str(r.tax_amount)
         li.tax_amount_before_discounts = str(r.tax_amount_before_discounts)

@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     PrimaryKeyConstraint,
     String,
     Table,
@@ -74,8 +75,10 @@ transaction_lines = Table(
     # The matched customer (``cust_``) and product preset (``prd_``), when any.
     Column("customer_id", id_column_type(), nullable=True),
     Column("product_id", id_column_type(), nullable=True),
-    # The request line as received (JSON), echoed in responses and copied by full credits.
-    Column("input", Text(), nullable=False),
+    # The request line as received (its input fields), echoed in responses and copied by full
+    # credits: a serialized ``levy.v1.TransactionLineItem`` (``input_message``, since 0011), or
+    # JSON (``input``) in rows written before.
+    Column("input", Text(), nullable=True),
     Column("amount", BigInteger(), nullable=False),
     Column("taxable_amount", BigInteger(), nullable=False),
     Column("tax_amount", BigInteger(), nullable=False),
@@ -89,6 +92,7 @@ transaction_lines = Table(
     # {"location_id"?, "address"}), NULL when the line had no ship-from (and before 0007).
     Column("sourcing", String(16), nullable=True),
     Column("ship_from", Text(), nullable=True),
+    Column("input_message", LargeBinary(), nullable=True),  # since 0011: see ``input``
     PrimaryKeyConstraint("transaction_id", "position"),
     Index(None, "organization_id", "customer_id"),
 )
