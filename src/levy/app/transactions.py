@@ -89,7 +89,9 @@ def utcnow() -> datetime:
 
 def _line_input(li: pb.TransactionLineItem) -> tuple[bytes, pb.TransactionLineItem]:
     """The request line as received (its input fields), stored and echoed back: serialized
-    and as the message."""
+    and as the message (the request's own when it sets no output field, as it usually does not)."""
+    if not any(f.name in _LINE_OUTPUTS for f, _ in li.ListFields()):
+        return li.SerializeToString(deterministic=True), li
     clean = pb.TransactionLineItem()
     clean.CopyFrom(li)
     for name in _LINE_OUTPUTS:

@@ -20,12 +20,14 @@ its BEGIN and COMMIT in that trip (SQLite) or as one statement (PostgreSQL).
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from sqlalchemy import Table, insert
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -53,9 +55,25 @@ def _plan(table: Table, dialect: Dialect, unless: tuple[str, ...] = ()) -> _Plan
 
 def _tuples(rows: Sequence[Mapping[str, Any]], cols: tuple[str, ...],
             procs: tuple[Callable[[Any], Any] | None, ...]) -> list[tuple[Any, ...]]:
-    if not any(procs):
-        return [tuple(row[c] for c in cols) for row in rows]
-    return [tuple(row[c] if p is None else p(row[c]) for c, p in zip(cols, procs, strict=True)) for row in rows]
+    """``rows`` as tuples in ``cols`` order, each value through its column's bind processor
+    (when it has one: on SQLite a row's datetimes and booleans; most columns have none)."""
+    get = operator.itemgetter(*cols) if len(cols) > 1 else (lambda row: (row[cols[0]],))
+    converters = [(i, p) for i, p in enumerate(procs) if p is not None]
+    if not converters:
+        return [get(row) for row in rows]
+    out = []
+    for row in rows:
+        values = list(get(row))
+        for i, p in converters:
+            values[i] = p(values[i])
+        out.append(tuple(values))
+    return out
+
+
+def _as_sqlalchemy_error(dialect: Dialect, sql: str, error: Exception) -> Exception:
+    """A driver's error as SQLAlchemy's own (``IntegrityError``, ``OperationalError``, ...), as
+    ``conn.execute`` raises it, the driver's error kept as ``orig``."""
+    return sa_exc.DBAPIError.instance(sql, None, error, dialect.loaded_dbapi.Error, dialect=dialect)
 
 
 async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -65,15 +83,18 @@ async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[Mappin
     dialect = conn.dialect
     raw = await conn.get_raw_connection()
     adapted, driver = raw.dbapi_connection, raw.driver_connection
-    if dialect.name == "sqlite" and hasattr(driver, "executemany"):
-        sql, cols, procs = _plan(table, dialect)
-        await driver.executemany(sql, _tuples(rows, cols, procs))
-    elif dialect.name == "postgresql" and getattr(adapted, "_transaction", None) is not None:
+    if (dialect.name == "sqlite" and hasattr(driver, "executemany")) or (
+            dialect.name == "postgresql" and getattr(adapted, "_transaction", None) is not None):
         sql, cols, procs = _plan(table, dialect)
         try:
             await driver.executemany(sql, _tuples(rows, cols, procs))
-        except Exception as e:  # noqa: BLE001 - raised again, translated
-            adapted._handle_exception(e)  # the driver's error as SQLAlchemy's (IntegrityError, ...)
+        except Exception as e:  # noqa: BLE001 - raised again, as SQLAlchemy's (IntegrityError, ...)
+            if dialect.name == "postgresql":
+                try:
+                    adapted._handle_exception(e)  # asyncpg's error as the DB-API's
+                except Exception as dbapi_error:  # noqa: BLE001
+                    e = dbapi_error
+            raise _as_sqlalchemy_error(dialect, sql, e) from e
     else:
         await conn.execute(insert(table), list(rows))
         return

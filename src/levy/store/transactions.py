@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from google.protobuf import json_format
-from sqlalchemy import delete, exists, insert, select, update
+from sqlalchemy import delete, exists, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -364,12 +364,11 @@ async def insert_many(conn: AsyncConnection, recs: Sequence[TransactionRecord]) 
     """Insert new transactions with their lines, rows and attributions: one statement per table
     whatever their number (the batch import). A reference id already held raises ``IntegrityError``.
 
-    The transactions go through SQLAlchemy (its ``IntegrityError`` is what the batch catches);
-    their lines and rows (most of the rows, with new ids that cannot conflict) through the
-    driver's own ``executemany`` (:func:`levy.store.rows.insert_rows`, as ``POST /transactions``)."""
+    Each table through the driver's own ``executemany`` (:func:`levy.store.rows.insert_rows`, as
+    ``POST /transactions``), whose errors come back as SQLAlchemy's."""
     if not recs:
         return
-    await conn.execute(insert(txn_t), [_txn_row(r) for r in recs])
+    await insert_rows(conn, txn_t, [_txn_row(r) for r in recs])
     children: tuple[list[dict[str, Any]], ...] = ([], [], [])
     for r in recs:
         for into, rows in zip(children, _line_rows(r), strict=True):
