@@ -125,7 +125,7 @@ def test_a_commit_that_fails_fails_every_write_of_its_group_and_stores_nothing(t
                            "detail) VALUES ('txn_missing', 0, ?, 'x', '{}', 0, 0, 0, 0, '[]', '')", (org,))
 
             results = await _queued_behind_the_turn(
-                engine, [*(store.insert_transaction_committed(engine, r) for r in recs), group.run(orphan_line)])
+                engine, [*(store.insert_transaction_committed(engine, r) for r in recs), group.run(engine, orphan_line)])
             assert group.group_sizes[-1] == 4
             for r in results:
                 assert isinstance(r, sqlite3.IntegrityError) and "FOREIGN KEY" in str(r), r

@@ -14,13 +14,14 @@ connections, server shutting down, SQLite locked past its busy timeout or not
 writable) so that the transports answer them with 503 / UNAVAILABLE instead of
 500. A PostgreSQL connection that sat in the pool for more than
 ``PING_AFTER_IDLE_S`` is pinged when it is checked out and replaced when dead; a
-connection found dead by a request invalidates the pool (SQLAlchemy's rule), so
-service recovers by itself when the database returns.
+connection found dead by a request fails it (503) and is replaced, so service
+recovers by itself when the database returns.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import errno
 import socket
@@ -46,8 +47,8 @@ DEFAULT_CONNECT_TIMEOUT_S = 5.0
 #: Seconds a PostgreSQL connection may sit in the pool before its next checkout pings it. SQLAlchemy's
 #: ``pool_pre_ping`` pings at every checkout, and its asyncpg ping is BEGIN, a query and ROLLBACK: three
 #: round trips and about 0.4 ms of server CPU per request (issue 20). A connection in steady use is
-#: not pinged; one the database dropped while it was in use fails its request (503) and invalidates
-#: the pool, so the next checkouts connect afresh (docs/reliability.md).
+#: not pinged; one the database dropped while it was in use fails its request (503) and is replaced
+#: (docs/reliability.md).
 PING_AFTER_IDLE_S = 1.0
 
 
@@ -314,41 +315,40 @@ class GroupCommit:
     issue 20). With ``synchronous=NORMAL`` in WAL mode a COMMIT is not an fsync, so the saving
     is CPU and the writer's turn, not disk flushes."""
 
-    def __init__(self, engine: AsyncEngine, queue: WriterQueue) -> None:
-        self._engine = engine
+    def __init__(self, queue: WriterQueue) -> None:
         self._queue = queue
         self._pending: dict[asyncio.AbstractEventLoop, list[tuple[Callable[..., Any], asyncio.Future[Any]]]] = {}
         self._leaders: set[asyncio.Task[None]] = set()
-        self.group_sizes: list[int] = []  # the size of each group run, for tests and the benchmark
+        self.group_sizes: collections.deque[int] = collections.deque(maxlen=1000)  # the last groups' sizes
 
-    async def run(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
-        """``work(connection)`` committed, in a group; its result, or the error it raised."""
+    async def run(self, engine: AsyncEngine, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        """``work(connection)`` committed on ``engine``, in a group; its result, or the error it raised."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         pending = self._pending.get(loop)
         if pending is None:
             self._pending[loop] = [(work, future)]
-            leader = loop.create_task(self._lead(loop))
+            leader = loop.create_task(self._lead(loop, engine))
             self._leaders.add(leader)
             leader.add_done_callback(self._leaders.discard)
         else:
             pending.append((work, future))
         return await future
 
-    async def _lead(self, loop: asyncio.AbstractEventLoop) -> None:
+    async def _lead(self, loop: asyncio.AbstractEventLoop, engine: AsyncEngine) -> None:
         try:
             while self._pending[loop]:
-                await self._lead_one(loop)
+                await self._lead_one(loop, engine)
         finally:
             del self._pending[loop]
 
-    async def _lead_one(self, loop: asyncio.AbstractEventLoop) -> None:
+    async def _lead_one(self, loop: asyncio.AbstractEventLoop, engine: AsyncEngine) -> None:
         group: list[tuple[Callable[..., Any], asyncio.Future[Any]]] = []
         try:
             async with self._queue.turn():
                 group, self._pending[loop] = self._pending[loop], []
-                self.group_sizes = [*self.group_sizes[-999:], len(group)]
-                results = await self._run(group)
+                self.group_sizes.append(len(group))
+                results = await self._run(engine, group)
         except BaseException as e:
             if not group:  # no write turn within the busy timeout: the writes waiting for it fail
                 group, self._pending[loop] = self._pending[loop], []
@@ -370,8 +370,9 @@ class GroupCommit:
             else:
                 future.set_result(result)
 
-    async def _run(self, group: list[tuple[Callable[..., Any], asyncio.Future[Any]]]) -> list[Any]:
-        raw = await self._engine.raw_connection()
+    @staticmethod
+    async def _run(engine: AsyncEngine, group: list[tuple[Callable[..., Any], asyncio.Future[Any]]]) -> list[Any]:
+        raw = await engine.raw_connection()
         try:
             driver = raw.driver_connection
             results = await driver._execute(_run_group, driver._conn, [work for work, _ in group])
@@ -393,7 +394,7 @@ def group_commit(engine: AsyncEngine) -> GroupCommit | None:
     if group is None and engine.driver == "aiosqlite":
         queue = _WRITER_QUEUES.get(engine.sync_engine)
         if queue is not None:
-            group = _GROUPS[engine.sync_engine] = GroupCommit(engine, queue)
+            group = _GROUPS[engine.sync_engine] = GroupCommit(queue)
     return group
 
 

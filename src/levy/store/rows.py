@@ -251,7 +251,7 @@ async def insert_committed(engine: AsyncEngine, table: Table, row: Mapping[str, 
     group = group_commit(engine)
     if group is not None:
         head, rest = _sqlite_plans(dialect, table, row, unless, then)
-        inserted = bool(await group.run(functools.partial(_sqlite_work, head=head, rest=rest)))
+        inserted = bool(await group.run(engine, functools.partial(_sqlite_work, head=head, rest=rest)))
         _counted(1 + (len(rest) if inserted else 0))  # the row and its children (the group counts the rest)
         return inserted
     if dialect.name == "postgresql" and engine.driver == "asyncpg":
