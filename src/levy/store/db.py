@@ -42,6 +42,13 @@ DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./levy.db"
 #: Called once per statement sent around SQLAlchemy's execute (which its events do not see):
 #: the statement counter of levy.app.metrics.
 on_statement: list[Callable[[], Any]] = []
+
+
+def count_statements(n: int = 1) -> None:
+    """Tell the ``on_statement`` hooks that ``n`` statements were sent around SQLAlchemy's execute."""
+    for _ in range(n):
+        for hook in on_statement:
+            hook()
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 #: Seconds a PostgreSQL connection may sit in the pool before its next checkout pings it. SQLAlchemy's
@@ -202,8 +209,7 @@ def _configure_sqlite(engine: AsyncEngine, busy_timeout_ms: int) -> None:
         if hasattr(driver, "execute"):
             # aiosqlite: one trip to its thread (a statement through SQLAlchemy makes three).
             await_only(driver.execute(sql))
-            for hook in on_statement:
-                hook()
+            count_statements()
         else:  # pragma: no cover - another SQLite driver
             conn.exec_driver_sql(sql)
 
@@ -378,10 +384,7 @@ class GroupCommit:
             results = await driver._execute(_run_group, driver._conn, [work for work, _ in group])
         finally:
             raw.close()
-        statements = 2 + (2 * len(group) if len(group) > 1 else 0)  # BEGIN, COMMIT; SAVEPOINT, RELEASE
-        for _ in range(statements):
-            for hook in on_statement:
-                hook()
+        count_statements(2 + (2 * len(group) if len(group) > 1 else 0))  # BEGIN, COMMIT; SAVEPOINT, RELEASE
         return results  # type: ignore[no-any-return]
 
 

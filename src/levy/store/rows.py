@@ -31,7 +31,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from levy.store.db import group_commit, is_unavailable, on_statement, transaction
+from levy.store.db import count_statements, group_commit, is_unavailable, transaction
 
 _Plan = tuple[str, tuple[str, ...], tuple[Callable[[Any], Any] | None, ...]]
 _PLANS: dict[tuple[str, str, tuple[str, ...]], _Plan] = {}
@@ -99,8 +99,7 @@ async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[Mappin
     else:
         await conn.execute(insert(table), list(rows))
         return
-    for hook in on_statement:
-        hook()
+    count_statements()
 
 
 async def insert_row(conn: AsyncConnection, table: Table, row: Mapping[str, Any], *,
@@ -113,8 +112,7 @@ async def insert_row(conn: AsyncConnection, table: Table, row: Mapping[str, Any]
     if conn.dialect.name == "sqlite" and hasattr(driver, "execute"):
         sql, cols, procs = _plan(table, conn.dialect, unless)
         cursor = await driver.execute(sql, _tuples((row,), cols, procs)[0])
-        for hook in on_statement:
-            hook()
+        count_statements()
         return bool(cursor.rowcount)
     stmt: Any = insert(table)
     if unless:
@@ -145,14 +143,8 @@ async def insert_together(conn: AsyncConnection, table: Table, row: Mapping[str,
         return True
     head, rest = _sqlite_plans(conn.dialect, table, row, unless, then)
     inserted = bool(await run(_sqlite_work, driver._conn, head, rest))
-    _counted(1 + (len(rest) if inserted else 0))
+    count_statements(1 + (len(rest) if inserted else 0))
     return inserted
-
-
-def _counted(statements: int) -> None:
-    for _ in range(statements):
-        for hook in on_statement:
-            hook()
 
 
 def _sqlite_work(db: Any, head: tuple[str, tuple[Any, ...]],
@@ -252,7 +244,7 @@ async def insert_committed(engine: AsyncEngine, table: Table, row: Mapping[str, 
     if group is not None:
         head, rest = _sqlite_plans(dialect, table, row, unless, then)
         inserted = bool(await group.run(engine, functools.partial(_sqlite_work, head=head, rest=rest)))
-        _counted(1 + (len(rest) if inserted else 0))  # the row and its children (the group counts the rest)
+        count_statements(1 + (len(rest) if inserted else 0))  # the row and its children (the group counts the rest)
         return inserted
     if dialect.name == "postgresql" and engine.driver == "asyncpg":
         sql = _pg_tree(dialect, table, unless, tuple(child for child, _ in then))
@@ -267,7 +259,7 @@ async def insert_committed(engine: AsyncEngine, table: Table, row: Mapping[str, 
                 if is_unavailable(e):
                     raw.invalidate(e)  # as SQLAlchemy's own execute does with a dead connection
                 raise _as_sqlalchemy_error(dialect, adapted, sql, e) from e
-            _counted(1)
+            count_statements(1)
             return inserted
         finally:
             raw.close()
