@@ -26,7 +26,7 @@ def test_help_names_the_columns_and_options() -> None:
     r = levy("transactions", "import", "--help")
     assert r.returncode == 0
     for word in ("reference_id", "unit_price", "tax_codes", "postal_code", "--format", "--batch-size", "--progress",
-                 "--url", "--api-key", "--organization", "--database-url", "failed"):
+                 "--url", "--api-key", "--organization", "--database-url", "--planners", "failed"):
         assert word in r.stdout, word
 
 
@@ -90,7 +90,8 @@ def test_jsonl_import_resumes_and_goes_through_a_server(server: LevyServer, tena
     part = tmp_path / "part.jsonl"
     part.write_text("\n".join(rows[:4]) + "\n")
     org = ["--organization", tenant.organization_id, "--database-url", server.database_url]
-    r = levy("transactions", "import", str(part), "--batch-size", "2", *org)
+    # Planned in the command's own process (--planners 0); the other runs plan in a planner process.
+    r = levy("transactions", "import", str(part), "--batch-size", "2", "--planners", "0", *org)
     assert r.returncode == 0 and "4 created" in r.stdout, (r.stdout, r.stderr)
     # Run again on the whole file, through the server this time: the four are skipped, the rest stored.
     r = levy("transactions", "import", str(full), "--url", server.http_url, "--api-key", tenant.key,
@@ -117,6 +118,8 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     c.write_text("reference_id,colour\n1,red\n")
     r = levy("transactions", "import", str(c), "--url", "http://127.0.0.1:9", "--api-key", "k")
     assert r.returncode == 2 and "colour" in r.stderr
+    r = levy("transactions", "import", str(c), "--planners", "9")
+    assert r.returncode == 2 and "--planners must be 0..8" in r.stderr
 
 
 def test_a_reference_repeated_in_a_later_batch_is_already_stored(server: LevyServer, tenant: Tenant,

@@ -22,7 +22,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Coroutine, Iterator
+from collections.abc import Awaitable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,6 +35,7 @@ LINE_COLUMNS = ("line_id", "quantity", "unit_price", "tax_codes", "product_id", 
 ADDRESS_COLUMNS = ("line1", "city", "state", "postal_code", "country")
 ERRORS = "errors"
 MAX_BATCH = 1000
+MAX_PLANNERS = 8
 
 
 def register(sub: Any) -> None:
@@ -60,6 +61,10 @@ def register(sub: Any) -> None:
                    help=f"Transactions per batch, 1..{MAX_BATCH} (default {MAX_BATCH}).")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="A progress bar (default: when stderr is a terminal; otherwise a line every 10 s).")
+    p.add_argument("--planners", type=int, default=1, metavar="N",
+                   help="Processes that plan (check and calculate) the batches while this one writes them, "
+                   f"0..{MAX_PLANNERS} (default 1; 0: plan here, in turn with the writes). Each loads the rate table. "
+                   "Not used with --url, where the server does both.")
     p.add_argument("--url", help="Send the batches to this Levy server's REST address (e.g. http://host:8080) "
                    "instead of writing to the database.")
     p.add_argument("--api-key", default=None,
@@ -296,81 +301,74 @@ def _error_text(pointer: str | None, index: int, detail: str) -> str:
 
 
 class Direct:
-    """The batch import on the database, in this process (``--database-url``)."""
+    """The batch import on the database (``--database-url``): each batch planned (checked and
+    calculated) by a planner process (:mod:`levy.cli.planner`), or in this process with
+    ``--planners 0``, then written here, one write transaction per batch, in file order."""
 
-    def __init__(self, services: Any, ctx: Any) -> None:
-        self.services, self.ctx = services, ctx
+    def __init__(self, services: Any, ctx: Any, planners: Any = None) -> None:
+        self.services, self.ctx, self.planners = services, ctx, planners
         self._last: asyncio.Task[list[Outcome]] | None = None
 
     @classmethod
     async def open(cls, args: argparse.Namespace) -> Direct:
-        from levy.app.context import CallContext
         from levy.app.services import AppServices
+        from levy.cli import planner
         from levy.cli.common import config_from, organization_id
-        from levy.domain.ids import new_id
         from levy.store import migrate
         from levy.store.db import missing_sqlite_file
-        from levy.store.keys import ApiKeyRecord
 
         config = config_from(args)
         missing = missing_sqlite_file(config.database_url)
         if missing is not None:
             raise ValueError(f"no Levy database at {missing}; run levy migrate or pass --database-url")
         services = AppServices.create(config)
+        planners = None
         try:
             await migrate.upgrade(services.engine)
             async with services.uow() as conn:
                 org = await organization_id(conn, args.organization)
+            if args.planners:  # started now: they load the rates while this process does
+                planners = planner.start(config, org, args.planners)
             await services.rates.load()  # the imported local rates, as the server has them
         except BaseException:
+            if planners is not None:
+                planners.shutdown(cancel_futures=True)
             await services.close()
             raise
-        key = ApiKeyRecord(id="cli", organization_id=org, name="levy transactions import", prefix="", secret_hash="",
-                           admin=True, created_at=None, last_used_at=None, revoked_at=None)  # type: ignore[arg-type]
-        return cls(services, CallContext(services=services, request_id="req_" + new_id("cli"), transport="cli",
-                                         key=key))
+        return cls(services, cli_context(services, org), planners)
 
     async def start(self, bodies: list[dict[str, Any]]) -> asyncio.Task[list[Outcome]]:
-        """Plan the batch now (checked and calculated, in a read transaction) and return its write
-        (one write transaction), which begins once the previous batch's is committed: the caller
-        reads and plans the next batch while this one is written."""
-        from google.protobuf import json_format
+        """Plan the batch and return its write (one write transaction), which begins once the
+        previous batch's is committed: the caller reads the next batch (and, with ``--planners 0``,
+        plans it) while this one is written."""
+        if self.planners is not None:
+            from levy.cli import planner
 
-        from levy.app import constraints
-        from levy.app.transactions_batch import plan, write
-        from levy.domain.errors import ErrorItem, LevyError
-        from levy.v1 import transactions_pb2 as pb
+            planning: Any = asyncio.wrap_future(self.planners.submit(planner.plan, bodies))
+        else:
+            async with self.services.uow() as conn:
+                planning = _done(await plan_batch(self.ctx, conn, bodies, yield_every=20))
+        return self._chain(self._written(bodies, planning))
 
-        req = pb.BatchCreateTransactionsRequest()
-        item_errors: dict[int, list[ErrorItem]] = {}
-        for i, b in enumerate(bodies):
-            msg = req.transactions.add()
-            try:
-                _fill(msg, b)
-            except (ValueError, TypeError, AttributeError):
-                msg.Clear()
-                try:
-                    json_format.ParseDict(b, msg)  # the exact error (or camelCase names, which it takes)
-                except json_format.ParseError as e:
-                    msg.Clear()
-                    item_errors[i] = [ErrorItem(422, "validation_error", "Validation Error", str(e),
-                                                pointer=f"/transactions/{i}")]
+    async def _written(self, bodies: list[dict[str, Any]], planning: Awaitable[Any]) -> list[Outcome]:
+        from concurrent.futures.process import BrokenProcessPool
+
+        from levy.app.transactions_batch import StalePlan, write
+
         try:
-            constraints.check(req, item_errors)
-        except LevyError as e:  # not about one item: every item fails with it
-            failed = [Outcome("failed", [_error_text(it.pointer, i, it.detail) for it in e.items])
-                      for i in range(len(bodies))]
-            return self._chain(_done(failed))
-        async with self.services.uow() as conn:
-            planned = await plan(self.ctx, conn, list(req.transactions), item_errors, yield_every=20)
-
-        async def written() -> list[Outcome]:
-            async with self.services.uow(write=True) as conn:
+            planned = await planning
+        except BrokenProcessPool as e:
+            raise ConnectionError(f"the planner process stopped: {e}") from None
+        if isinstance(planned, list):
+            return planned
+        async with self.services.uow(write=True) as conn:
+            try:
                 results = await write(self.ctx, conn, planned)
-            return [Outcome(r.status, [_error_text(e.pointer, r.index, e.detail) for e in r.errors])
-                    for r in results]
-
-        return self._chain(written())
+            except StalePlan:  # a reference id stored since: planned again, here, in this transaction
+                again = await plan_batch(self.ctx, conn, bodies)
+                assert not isinstance(again, list)  # it passed the same checks before
+                results = await write(self.ctx, conn, again)
+        return [Outcome(r.status, [_error_text(e.pointer, r.index, e.detail) for e in r.errors]) for r in results]
 
     def _chain(self, step: Coroutine[Any, Any, list[Outcome]]) -> asyncio.Task[list[Outcome]]:
         previous = self._last
@@ -384,7 +382,53 @@ class Direct:
         return self._last
 
     async def close(self) -> None:
+        if self.planners is not None:
+            self.planners.shutdown(cancel_futures=True)
         await self.services.close()
+
+
+def cli_context(services: Any, organization_id: str) -> Any:
+    """The call context of the import command: an admin key of ``organization_id``."""
+    from levy.app.context import CallContext
+    from levy.domain.ids import new_id
+    from levy.store.keys import ApiKeyRecord
+
+    key = ApiKeyRecord(id="cli", organization_id=organization_id, name="levy transactions import", prefix="",
+                       secret_hash="", admin=True, created_at=None, last_used_at=None,  # type: ignore[arg-type]
+                       revoked_at=None)
+    return CallContext(services=services, request_id="req_" + new_id("cli"), transport="cli", key=key)
+
+
+async def plan_batch(ctx: Any, conn: Any, bodies: list[dict[str, Any]], *, yield_every: int = 0) -> Any:
+    """Step 1 of a batch (:func:`levy.app.transactions_batch.plan`) from the bodies read: the
+    ``Planned`` batch, or, when the batch as a whole is refused, every item's failed ``Outcome``."""
+    from google.protobuf import json_format
+
+    from levy.app import constraints
+    from levy.app.transactions_batch import plan
+    from levy.domain.errors import ErrorItem, LevyError
+    from levy.v1 import transactions_pb2 as pb
+
+    req = pb.BatchCreateTransactionsRequest()
+    item_errors: dict[int, list[ErrorItem]] = {}
+    for i, b in enumerate(bodies):
+        msg = req.transactions.add()
+        try:
+            _fill(msg, b)
+        except (ValueError, TypeError, AttributeError):
+            msg.Clear()
+            try:
+                json_format.ParseDict(b, msg)  # the exact error (or camelCase names, which it takes)
+            except json_format.ParseError as e:
+                msg.Clear()
+                item_errors[i] = [ErrorItem(422, "validation_error", "Validation Error", str(e),
+                                            pointer=f"/transactions/{i}")]
+    try:
+        constraints.check(req, item_errors)
+    except LevyError as e:  # not about one item: every item fails with it
+        return [Outcome("failed", [_error_text(it.pointer, i, it.detail) for it in e.items])
+                for i in range(len(bodies))]
+    return await plan(ctx, conn, list(req.transactions), item_errors, yield_every=yield_every)
 
 
 def _fill(msg: Any, body: dict[str, Any]) -> None:
@@ -399,8 +443,8 @@ def _fill(msg: Any, body: dict[str, Any]) -> None:
         msg.transaction_date.FromJsonString(date)
 
 
-async def _done(outcomes: list[Outcome]) -> list[Outcome]:
-    return outcomes
+async def _done(value: Any) -> Any:
+    return value
 
 
 class Remote:
@@ -462,6 +506,9 @@ async def _import(args: argparse.Namespace) -> int:
     if not 1 <= args.batch_size <= MAX_BATCH:
         print(f"levy: --batch-size must be 1..{MAX_BATCH}", file=sys.stderr)
         return 2
+    if not 0 <= args.planners <= MAX_PLANNERS:
+        print(f"levy: --planners must be 0..{MAX_PLANNERS}", file=sys.stderr)
+        return 2
     if not args.url:  # the database first, as every command (before reading any file)
         from levy.cli.common import config_from
         from levy.store.db import missing_sqlite_file
@@ -497,7 +544,8 @@ async def _import(args: argparse.Namespace) -> int:
             failed = FailedRows(path, fmt)
             failed_files.append(failed)
             try:
-                await _import_file(path, fmt, backend, args.batch_size, failed, progress, counts)
+                await _import_file(path, fmt, backend, args.batch_size, failed, progress, counts,
+                                   ahead=max(1, args.planners) if isinstance(backend, Direct) else 1)
             finally:
                 failed.close()
     except (ValueError, OSError, ConnectionError) as e:
@@ -519,7 +567,9 @@ async def _import(args: argparse.Namespace) -> int:
 
 
 async def _import_file(path: str, fmt: str, backend: Direct | Remote, size: int, failed: FailedRows,
-                       progress: Progress, counts: dict[str, int]) -> None:
+                       progress: Progress, counts: dict[str, int], *, ahead: int = 1) -> None:
+    """Read ``path`` in batches of ``size`` and import them, up to ``ahead`` batches planned ahead
+    of the one being written."""
     chunk: list[Pending] = []
     inflight: list[tuple[list[Pending], asyncio.Task[list[Outcome]]]] = []
 
@@ -536,7 +586,7 @@ async def _import_file(path: str, fmt: str, backend: Direct | Remote, size: int,
         task = await backend.start([p.body for p in chunk])  # type: ignore[misc]
         inflight.append((list(chunk), task))
         chunk.clear()
-        if len(inflight) > 1:  # one batch written while the next is read and planned
+        if len(inflight) > ahead:  # one batch written while the next ones are read and planned
             await settle()
 
     try:

@@ -375,18 +375,35 @@ async def by_references(conn: AsyncConnection, organization_id: str, references:
     return {r.reference_id: r for r in await _load(conn, organization_id, rows)}
 
 
+def new_rows(recs: Sequence[TransactionRecord]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of the new transactions ``recs`` by table, in the order :func:`insert_new_rows`
+    inserts them: plain values, so that they pickle fast (the import command's planner process
+    hands them to the process that writes them)."""
+    out: dict[str, list[dict[str, Any]]] = {txn_t.name: [_txn_row(r) for r in recs]}
+    children: tuple[list[dict[str, Any]], ...] = ([], [], [])
+    for r in recs:
+        for into, rows in zip(children, _line_rows(r), strict=True):
+            into.extend(rows)
+    for table, rows in zip((lines_t, taxes_t, alloc_t), children, strict=True):
+        out[table.name] = rows
+    return out
+
+
+_NEW_ROW_TABLES = {t.name: t for t in (txn_t, lines_t, taxes_t, alloc_t)}
+
+
+async def insert_new_rows(conn: AsyncConnection, rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Insert :func:`new_rows`: one statement per table. A reference id already held raises
+    ``IntegrityError``."""
+    for name, table_rows in rows.items():
+        await insert_rows(conn, _NEW_ROW_TABLES[name], table_rows)
+
+
 async def insert_many(conn: AsyncConnection, recs: Sequence[TransactionRecord]) -> None:
     """Insert new transactions with their lines, rows and attributions: one statement per table
     whatever their number (the batch import). A reference id already held raises ``IntegrityError``.
 
     Each table through the driver's own ``executemany`` (:func:`levy.store.rows.insert_rows`, as
     ``POST /transactions``), whose errors come back as SQLAlchemy's."""
-    if not recs:
-        return
-    await insert_rows(conn, txn_t, [_txn_row(r) for r in recs])
-    children: tuple[list[dict[str, Any]], ...] = ([], [], [])
-    for r in recs:
-        for into, rows in zip(children, _line_rows(r), strict=True):
-            into.extend(rows)
-    for table, rows in zip((lines_t, taxes_t, alloc_t), children, strict=True):
-        await insert_rows(conn, table, rows)
+    if recs:
+        await insert_new_rows(conn, new_rows(recs))
