@@ -8,8 +8,11 @@ Figures by hand: TX without postal code = Texas 6.25% only."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -143,3 +146,53 @@ def test_a_reference_repeated_in_a_later_batch_is_already_stored(server: LevySer
     assert "3 created, 1 already stored, 0 failed" in r.stdout
     listed = http.get("/transactions", params={"reference_id": f"{p}-a"}).json()["data"]
     assert [t["tax_amount"] for t in listed] == ["63"]  # the first one: 1000 x 6.25% = 62.5 -> 63
+
+
+def test_a_planner_process_killed_mid_import_stops_it_and_a_rerun_resumes(server: LevyServer, tenant: Tenant,
+                                                                          admin_http: httpx.Client,
+                                                                          http: httpx.Client, tmp_path: Path) -> None:
+    """The planner dies (killed, as by the out-of-memory killer) once some batches are committed: the command
+    stops with exit 2 and says so; what was committed stays, whole; the same command again stores the rest."""
+    register(admin_http, "TX")
+    p = uid()
+    n = 400
+    f = tmp_path / "many.jsonl"
+    f.write_text("".join(json.dumps({
+        "type": "sale", "status": "finalized", "transaction_date": "2025-07-01T00:00:00Z", "reference_id": f"{p}-{i}",
+        "line_items": [{"id": "1", "unit_price": "1000", "customer": {"address": {"state": "TX"}}}]}) + "\n"
+        for i in range(n)))
+    args = [sys.executable, "-m", "levy", "transactions", "import", str(f), "--batch-size", "1",
+            "--organization", tenant.organization_id, "--database-url", server.database_url]
+    proc = subprocess.Popen(args, cwd=ROOT, env=levy_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not http.get("/transactions", params={"limit": 1}).json()["data"]:  # a first batch committed
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.02)
+        planners = subprocess.run(["pgrep", "-P", str(proc.pid), "-f", "spawn_main"], capture_output=True,
+                                  text=True).stdout.split()
+        assert len(planners) == 1, planners
+        os.kill(int(planners[0]), signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 2, (out, err)
+    assert "a planner process stopped" in err and "run the command again to resume" in err
+    stored = {t["reference_id"]: t for t in _all_transactions(http)}
+    assert 0 < len(stored) < n and all(t["tax_amount"] == "63" for t in stored.values())  # 1000 x 6.25% -> 63
+    r = levy("transactions", "import", str(f), "--organization", tenant.organization_id, "--database-url",
+             server.database_url)
+    assert r.returncode == 0, r.stderr
+    assert f"{n - len(stored)} created, {len(stored)} already stored, 0 failed" in r.stdout
+    assert len(_all_transactions(http)) == n
+
+
+def _all_transactions(http: httpx.Client) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    params: dict[str, object] = {"limit": 100}
+    while True:
+        page = http.get("/transactions", params=params).json()
+        out += page["data"]
+        if not page["has_more"]:
+            return out
+        params["starting_after"] = page["data"][-1]["id"]

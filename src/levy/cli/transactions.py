@@ -23,6 +23,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Coroutine, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -344,21 +345,22 @@ class Direct:
         if self.planners is not None:
             from levy.cli import planner
 
-            planning: Any = asyncio.wrap_future(self.planners.submit(planner.plan, bodies))
+            try:
+                planning: Any = asyncio.wrap_future(self.planners.submit(planner.plan, bodies))
+            except BrokenProcessPool as e:
+                raise _planner_stopped(e) from None
         else:
             async with self.services.uow() as conn:
                 planning = _done(await plan_batch(self.ctx, conn, bodies, yield_every=20))
         return self._chain(self._written(bodies, planning))
 
     async def _written(self, bodies: list[dict[str, Any]], planning: Awaitable[Any]) -> list[Outcome]:
-        from concurrent.futures.process import BrokenProcessPool
-
         from levy.app.transactions_batch import StalePlan, write
 
         try:
             planned = await planning
         except BrokenProcessPool as e:
-            raise ConnectionError(f"the planner process stopped: {e}") from None
+            raise _planner_stopped(e) from None
         if isinstance(planned, list):
             return planned
         async with self.services.uow(write=True) as conn:
@@ -385,6 +387,12 @@ class Direct:
         if self.planners is not None:
             self.planners.shutdown(cancel_futures=True)
         await self.services.close()
+
+
+def _planner_stopped(e: BrokenProcessPool) -> ConnectionError:
+    """A planner process that died (killed, out of memory) stops the import like a lost connection:
+    what was committed stays, and a rerun resumes."""
+    return ConnectionError(f"a planner process stopped ({e})")
 
 
 def cli_context(services: Any, organization_id: str) -> Any:
@@ -606,3 +614,5 @@ async def _import_file(path: str, fmt: str, backend: Direct | Remote, size: int,
     finally:
         for _, task in inflight:  # stopped by an error: let what was sent finish or fail quietly
             await asyncio.wait([task])
+            if not task.cancelled():
+                task.exception()  # retrieved: the first error is the one reported
