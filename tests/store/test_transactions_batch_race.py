@@ -14,7 +14,14 @@ from google.protobuf import json_format
 from levy.app.context import CallContext
 from levy.app.organization import add_registration
 from levy.app.services import AppServices
-from levy.app.transactions_batch import StalePlan, create_batch, handed_over, plan, write
+from levy.app.transactions_batch import (
+    StalePlan,
+    create_batch,
+    handed_over,
+    plan,
+    write,
+)
+from levy.app.transactions_import import import_context
 from levy.config import Config
 from levy.store import migrate
 from levy.store import transactions as store
@@ -75,9 +82,7 @@ async def _org_context(services: AppServices, name: str) -> tuple[CallContext, s
     async with services.uow(write=True) as conn:
         org = await SqlOrganizations(conn).create(f"{name} {datetime.now(UTC).isoformat()}")
         await add_registration(conn, org.id, "US-ST-TX", None, "2020-01-01", None)
-    from levy.cli.transactions import cli_context
-
-    return cli_context(services, org.id), org.id
+    return import_context(services, org.id), org.id
 
 
 def test_a_plan_handed_over_from_a_planner_process_is_written_as_planned(database_url: str) -> None:

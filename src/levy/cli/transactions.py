@@ -303,7 +303,7 @@ def _error_text(pointer: str | None, index: int, detail: str) -> str:
 
 class Direct:
     """The batch import on the database (``--database-url``): each batch planned (checked and
-    calculated) by a planner process (:mod:`levy.cli.planner`), or in this process with
+    calculated) by a planner process (:mod:`levy.app.transactions_import`), or in this process with
     ``--planners 0``, then written here, one write transaction per batch, in file order."""
 
     def __init__(self, services: Any, ctx: Any, planners: Any = None) -> None:
@@ -313,7 +313,7 @@ class Direct:
     @classmethod
     async def open(cls, args: argparse.Namespace) -> Direct:
         from levy.app.services import AppServices
-        from levy.cli import planner
+        from levy.app.transactions_import import import_context, start_planners
         from levy.cli.common import config_from, organization_id
         from levy.store import migrate
         from levy.store.db import missing_sqlite_file
@@ -329,47 +329,44 @@ class Direct:
             async with services.uow() as conn:
                 org = await organization_id(conn, args.organization)
             if args.planners:  # started now: they load the rates while this process does
-                planners = planner.start(config, org, args.planners)
+                planners = start_planners(config, org, args.planners)
             await services.rates.load()  # the imported local rates, as the server has them
         except BaseException:
             if planners is not None:
                 planners.shutdown(cancel_futures=True)
             await services.close()
             raise
-        return cls(services, cli_context(services, org), planners)
+        return cls(services, import_context(services, org), planners)
 
     async def start(self, bodies: list[dict[str, Any]]) -> asyncio.Task[list[Outcome]]:
         """Plan the batch and return its write (one write transaction), which begins once the
         previous batch's is committed: the caller reads the next batch (and, with ``--planners 0``,
         plans it) while this one is written."""
-        if self.planners is not None:
-            from levy.cli import planner
+        from levy.app.transactions_import import plan_bodies, plan_in_planner
 
+        if self.planners is not None:
             try:
-                planning: Any = asyncio.wrap_future(self.planners.submit(planner.plan, bodies))
+                planning: Any = asyncio.wrap_future(self.planners.submit(plan_in_planner, bodies))
             except BrokenProcessPool as e:
                 raise _planner_stopped(e) from None
         else:
             async with self.services.uow() as conn:
-                planning = _done(await plan_batch(self.ctx, conn, bodies, yield_every=20))
+                planning = _done(await plan_bodies(self.ctx, conn, bodies, yield_every=20))
         return self._chain(self._written(bodies, planning))
 
     async def _written(self, bodies: list[dict[str, Any]], planning: Awaitable[Any]) -> list[Outcome]:
         from levy.app.transactions_batch import StalePlan, write
+        from levy.app.transactions_import import plan_bodies
 
         try:
             planned = await planning
         except BrokenProcessPool as e:
             raise _planner_stopped(e) from None
-        if isinstance(planned, list):
-            return planned
         async with self.services.uow(write=True) as conn:
             try:
                 results = await write(self.ctx, conn, planned)
             except StalePlan:  # a reference id stored since: planned again, here, in this transaction
-                again = await plan_batch(self.ctx, conn, bodies)
-                assert not isinstance(again, list)  # it passed the same checks before
-                results = await write(self.ctx, conn, again)
+                results = await write(self.ctx, conn, await plan_bodies(self.ctx, conn, bodies))
         return [Outcome(r.status, [_error_text(e.pointer, r.index, e.detail) for e in r.errors]) for r in results]
 
     def _chain(self, step: Coroutine[Any, Any, list[Outcome]]) -> asyncio.Task[list[Outcome]]:
@@ -393,62 +390,6 @@ def _planner_stopped(e: BrokenProcessPool) -> ConnectionError:
     """A planner process that died (killed, out of memory) stops the import like a lost connection:
     what was committed stays, and a rerun resumes."""
     return ConnectionError(f"a planner process stopped ({e})")
-
-
-def cli_context(services: Any, organization_id: str) -> Any:
-    """The call context of the import command: an admin key of ``organization_id``."""
-    from levy.app.context import CallContext
-    from levy.domain.ids import new_id
-    from levy.store.keys import ApiKeyRecord
-
-    key = ApiKeyRecord(id="cli", organization_id=organization_id, name="levy transactions import", prefix="",
-                       secret_hash="", admin=True, created_at=None, last_used_at=None,  # type: ignore[arg-type]
-                       revoked_at=None)
-    return CallContext(services=services, request_id="req_" + new_id("cli"), transport="cli", key=key)
-
-
-async def plan_batch(ctx: Any, conn: Any, bodies: list[dict[str, Any]], *, yield_every: int = 0) -> Any:
-    """Step 1 of a batch (:func:`levy.app.transactions_batch.plan`) from the bodies read: the
-    ``Planned`` batch, or, when the batch as a whole is refused, every item's failed ``Outcome``."""
-    from google.protobuf import json_format
-
-    from levy.app import constraints
-    from levy.app.transactions_batch import plan
-    from levy.domain.errors import ErrorItem, LevyError
-    from levy.v1 import transactions_pb2 as pb
-
-    req = pb.BatchCreateTransactionsRequest()
-    item_errors: dict[int, list[ErrorItem]] = {}
-    for i, b in enumerate(bodies):
-        msg = req.transactions.add()
-        try:
-            _fill(msg, b)
-        except (ValueError, TypeError, AttributeError):
-            msg.Clear()
-            try:
-                json_format.ParseDict(b, msg)  # the exact error (or camelCase names, which it takes)
-            except json_format.ParseError as e:
-                msg.Clear()
-                item_errors[i] = [ErrorItem(422, "validation_error", "Validation Error", str(e),
-                                            pointer=f"/transactions/{i}")]
-    try:
-        constraints.check(req, item_errors)
-    except LevyError as e:  # not about one item: every item fails with it
-        return [Outcome("failed", [_error_text(it.pointer, i, it.detail) for it in e.items])
-                for i in range(len(bodies))]
-    return await plan(ctx, conn, list(req.transactions), item_errors, yield_every=yield_every)
-
-
-def _fill(msg: Any, body: dict[str, Any]) -> None:
-    """``json_format.ParseDict(body, msg)`` for the plain shape (snake_case names, strings, nested
-    objects) at a fraction of its cost: the message constructor takes nested dicts; the timestamp
-    is the one field JSON spells differently. Anything else raises, and the caller parses it again
-    with ``ParseDict``."""
-    fields = dict(body)
-    date = fields.pop("transaction_date", None)
-    msg.MergeFrom(type(msg)(**fields))
-    if date is not None:
-        msg.transaction_date.FromJsonString(date)
 
 
 async def _done(value: Any) -> Any:
