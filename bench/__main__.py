@@ -67,6 +67,17 @@ async def _pg(url: str, sql: str) -> None:
         await conn.close()
 
 
+def scratch_database(postgres: str | None, otherwise: str) -> tuple[str, tuple[str, str] | None]:
+    """The database a run uses: a fresh one created on the PostgreSQL server of ``postgres`` (with
+    the URL and statement that drop it afterwards, for :func:`_pg`), else ``otherwise``."""
+    if not postgres:
+        return otherwise, None
+    name = f"levy_bench_{uuid.uuid4().hex[:8]}"
+    asyncio.run(_pg(postgres, f'CREATE DATABASE "{name}"'))
+    return (urlunsplit(urlsplit(postgres)._replace(path="/" + name)),
+            (postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
 def _machine() -> dict[str, Any]:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor())
@@ -93,17 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rate files not found at {args.rates}", file=sys.stderr)
         return 2
     workdir = Path(tempfile.mkdtemp(prefix="levy-bench-"))
-    dropdb = None
-    if args.postgres is not None:
-        if not args.postgres:
-            print("--postgres needs a URL or LEVY_TEST_POSTGRES_URL", file=sys.stderr)
-            return 2
-        name = f"levy_bench_{uuid.uuid4().hex[:8]}"
-        asyncio.run(_pg(args.postgres, f'CREATE DATABASE "{name}"'))
-        dropdb = (args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        db = urlunsplit(urlsplit(args.postgres)._replace(path="/" + name))
-    else:
-        db = args.database_url or f"sqlite+aiosqlite:///{workdir}/bench.db"
+    if args.postgres is not None and not args.postgres:
+        print("--postgres needs a URL or LEVY_TEST_POSTGRES_URL", file=sys.stderr)
+        return 2
+    db, dropdb = scratch_database(args.postgres, args.database_url or f"sqlite+aiosqlite:///{workdir}/bench.db")
     dialect = "postgresql" if db.startswith("postgresql") else "sqlite"
     chosen = args.only or list(SCENARIOS)
     results: dict[str, Any] = {}

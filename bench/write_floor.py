@@ -37,7 +37,6 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -71,9 +70,9 @@ def _variants(engine: Any, real: Write) -> dict[str, Write]:
 
     def build_rows(rec: Any) -> None:
         unless, row, children = store._insert_parts(rec)
+        # The parameters as levy.store.rows.insert_committed builds them for the driver.
         if dialect.name == "postgresql":
-            _, cols, procs = store_rows._plan(store.txn_t, dialect, unless)
-            _ = [*store_rows._tuples((row,), cols, procs)[0], *(store_rows._json_rows(dialect, t, r) for t, r in children)]
+            store_rows._pg_tree_args(dialect, store.txn_t, row, unless, children)
         else:
             store_rows._sqlite_plans(dialect, store.txn_t, row, unless, children)
 
@@ -175,22 +174,13 @@ def main(argv: list[str] | None = None) -> int:
     import orjson
 
     from bench import seed
-    from bench.__main__ import _pg
+    from bench.__main__ import _pg, scratch_database
     from bench.harness import EVENT_LOOP, levy
     from levy import eventloop
 
     args = _parser().parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="levy-write-floor-"))
-    dropdb = None
-    if args.postgres:
-        from urllib.parse import urlsplit, urlunsplit
-
-        name = f"levy_floor_{uuid.uuid4().hex[:8]}"
-        asyncio.run(_pg(args.postgres, f'CREATE DATABASE "{name}"'))
-        dropdb = (args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        db = urlunsplit(urlsplit(args.postgres)._replace(path="/" + name))
-    else:
-        db = f"sqlite+aiosqlite:///{workdir}/floor.db"
+    db, dropdb = scratch_database(args.postgres, f"sqlite+aiosqlite:///{workdir}/floor.db")
     try:
         levy(db, "migrate")
         levy(db, "rates", "import", args.rates, "--no-progress")

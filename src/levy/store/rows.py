@@ -171,6 +171,13 @@ def _sqlite_plans(dialect: Dialect, table: Table, row: Mapping[str, Any], unless
     return head, rest
 
 
+def _pg_tree_args(dialect: Dialect, table: Table, row: Mapping[str, Any], unless: tuple[str, ...],
+                  then: Sequence[tuple[Table, Sequence[Mapping[str, Any]]]]) -> list[Any]:
+    """The parameters of :func:`_pg_tree`: the row's values, then each child's rows as JSON."""
+    _, cols, procs = _plan(table, dialect, unless)
+    return [*_tuples((row,), cols, procs)[0], *(_json_rows(dialect, child, rows) for child, rows in then)]
+
+
 _TREES: dict[tuple[str, ...], str] = {}
 
 
@@ -248,8 +255,7 @@ async def insert_committed(engine: AsyncEngine, table: Table, row: Mapping[str, 
         return inserted
     if dialect.name == "postgresql" and engine.driver == "asyncpg":
         sql = _pg_tree(dialect, table, unless, tuple(child for child, _ in then))
-        _, cols, procs = _plan(table, dialect, unless)
-        args: list[Any] = [*_tuples((row,), cols, procs)[0], *(_json_rows(dialect, child, rows) for child, rows in then)]
+        args = _pg_tree_args(dialect, table, row, unless, then)
         raw = await engine.raw_connection()
         try:
             adapted, driver = raw.dbapi_connection, raw.driver_connection
