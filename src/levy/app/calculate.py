@@ -36,6 +36,7 @@ from levy.domain.tax.model import (
     LineInput,
     Registration,
 )
+from levy.domain.transactions import check_transaction_date
 from levy.rates.builtin import load_sourcing, load_taxability
 from levy.store import calc_reads
 from levy.store.locations import all_locations
@@ -127,6 +128,8 @@ async def prepare(
         else 0
     )
     on = _utc(fields.transaction_date) if fields.HasField("transaction_date") else None
+    if on is not None:
+        attempt(check_transaction_date, on)
     items = list(fields.line_items)
     if not items and require_lines:
         errors.append(ValidationFailed("At least one line item is required.", pointer="/line_items", type="missing"))

@@ -9,6 +9,7 @@ messages into calls and records into messages. See docs/transactions.md.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -42,6 +43,7 @@ from levy.domain.transactions import (
     check_lines_editable,
     check_parent_fields,
     check_parent_found,
+    check_transaction_date,
     check_transition,
     credit_kind,
     full_credit_lines,
@@ -59,7 +61,9 @@ from levy.domain.transactions_collected import (
     effective_codes,
 )
 from levy.domain.transactions_credits import (
+    FlatShare,
     check_credit,
+    flat_credit,
     check_sale_change,
     credit_against,
 )
@@ -73,7 +77,7 @@ NOT_RECORDED = "not_recorded"
 #: Fields of ``Transaction`` a request may send (the rest are ``OUTPUT_ONLY`` in the proto).
 WRITABLE = input_names(pb.Transaction.DESCRIPTOR)
 #: Fixed at creation.
-CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source")
+CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source", "flat_amount")
 #: Change the calculation: draft only, and together with ``line_items``.
 CALCULATION_FIELDS = ("currency", "discount_amount", "vendor_discount_amount", "transaction_date")
 _LINE_OUTPUTS = output_only_names(pb.TransactionLineItem.DESCRIPTOR)
@@ -259,11 +263,14 @@ def check_parent_usable(parent: TransactionRecord, pointer: str) -> None:
 
 
 async def against_parent(conn: AsyncConnection, parent: TransactionRecord, credit: TransactionRecord, *,
-                         lines_changed: bool, lines_pointer: str = "/line_items") -> TransactionRecord:
+                         lines_changed: bool, lines_pointer: str = "/line_items",
+                         earlier: list[TransactionRecord] | None = None) -> TransactionRecord:
     """``credit`` checked against what ``parent`` (locked by the caller) still covers after its other
-    credits; when its lines are new, their tax is first derived from the parent's lines (the
-    remaining-tax rule of :mod:`levy.domain.transactions_credits`)."""
-    earlier = await store.credits_of(conn, parent.organization_id, parent.id, exclude_id=credit.id)
+    credits (``earlier`` when the caller read them already); when its lines are new, their tax is
+    first derived from the parent's lines (the remaining-tax rule of
+    :mod:`levy.domain.transactions_credits`)."""
+    if earlier is None:
+        earlier = await store.credits_of(conn, parent.organization_id, parent.id, exclude_id=credit.id)
     if lines_changed:
         credit = credit_against(parent, earlier, credit)
     check_credit(parent, earlier, credit, lines_pointer=lines_pointer)
@@ -280,6 +287,23 @@ def at_sent_fields(err: LevyError, parent_pointer: str, *, lines_sent: bool, tax
         return err
     items = [replace(it, pointer=instead[it.pointer]) if it.pointer in unsent else it for it in err.items]
     return type(err)(err.detail, items=items)
+
+
+def flat_lines(shares: Sequence[FlatShare]) -> tuple[StoredLine, ...]:
+    """The lines of a credit by amount (issue 37): each the sale's line it reverses, as received,
+    with quantity 1, the net amount refunded as its unit price and no discounts; the sale line's
+    customer, product and ship-from."""
+    out = []
+    for share in shares:
+        sale_line = share.sale_line
+        li = pb.TransactionLineItem()
+        li.MergeFromString(sale_line.input)
+        for name in ("discounts", "discount_amount", "vendor_discount_amount"):
+            li.ClearField(name)
+        li.quantity, li.unit_price = "1", str(share.result.amount)
+        out.append(StoredLine(li.SerializeToString(deterministic=True), share.result, sale_line.customer_id,
+                              sale_line.product_id, ship_from=sale_line.ship_from, message=li))
+    return tuple(out)
 
 
 # -- create ----------------------------------------------------------------------------------
@@ -336,6 +360,27 @@ def _lines_record(ctx: CallContext, computed: Computed, head: _Head,
     )
 
 
+#: Credits whose lines come from their parent's, not from a calculation.
+COPIED = ("full_credit", "flat_credit")
+
+
+def _copied_credit(head: _Head, parent: TransactionRecord, lines: tuple[StoredLine, ...], *,
+                   discounts: bool) -> TransactionRecord:
+    """A credit of lines taken from ``parent`` (a full credit: the parent's lines and discounts; a
+    credit by amount: its shares of them, with no discount), in the parent's currency; its
+    calculated tax the sum of its lines."""
+    tax = tax_on_create(calculated=sum(ln.result.tax_amount for ln in lines), tax_amount=head.tax_amount,
+                        split=LineSplit((), (), None))
+    return TransactionRecord(
+        id=ids.new_id("txn"), organization_id=head.organization_id, type="credit", status=head.status,
+        source=head.source, currency=parent.currency, transaction_date=head.transaction_date, tax=tax,
+        reference_id=head.reference_id, parent_transaction_id=parent.id, parent_reference_id=head.parent_ref,
+        parent_found=True, discount_amount=parent.discount_amount if discounts else 0,
+        vendor_discount_amount=parent.vendor_discount_amount if discounts else 0,
+        lines=lines, registrations=parent.registrations, created_at=head.now, updated_at=head.now,
+    )
+
+
 async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnection | None = None,
                  history: bool = False, write: bool = True) -> TransactionRecord:
     """Create one transaction in its own unit of work, or in ``within`` (a batch's; ``history``:
@@ -347,6 +392,8 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
     status = c.attempt(validate_create_status, optional(msg, "status"), history=history)
     source = c.attempt(validate_source_field, optional(msg, "source"))
     tax_amount = c.attempt(_tax_amount, msg)
+    flat_sent = msg.HasField("flat_amount")
+    flat_amount = c.attempt(parse_amount, msg.flat_amount, "/flat_amount") if flat_sent else None
     parent_id = optional(msg, "parent_transaction_id") or None
     parent_ref = optional(msg, "parent_reference_id") or None
     reference_id = optional(msg, "reference_id") or None
@@ -354,12 +401,15 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
     kind = None
     if transaction_type is not None:
         has_parent = bool(c.attempt(check_parent_fields, transaction_type, parent_id, parent_ref))
-        kind = c.attempt(credit_kind, transaction_type, has_parent=has_parent, line_items_sent=bool(msg.line_items))
+        kind = c.attempt(credit_kind, transaction_type, has_parent=has_parent, line_items_sent=bool(msg.line_items),
+                         flat_amount_sent=flat_sent, tax_amount_sent=msg.HasField("tax_amount"))
     if transaction_type is None or status is None or source is None or kind is None:
         c.raise_any()
     pointer = "/parent_transaction_id" if parent_id else "/parent_reference_id"
     now = utcnow()
     txn_date = msg.transaction_date.ToDatetime(tzinfo=UTC) if msg.HasField("transaction_date") else now
+    if kind in COPIED:  # otherwise checked with the calculation's fields (levy.app.calculate.prepare)
+        c.attempt(check_transaction_date, txn_date)
 
     head = _Head(org, transaction_type, status, source, txn_date, reference_id, parent_id, parent_ref, has_parent,
                  pointer, tax_amount, now)
@@ -379,23 +429,22 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
             return rec
     async with ctx.uow(write=True, presets=False) if within is None else nullcontext(within) as conn:
         parent = await find_parent(conn, org, parent_id, parent_ref) if has_parent else None
-        if kind == "full_credit":
+        earlier = None
+        if kind in COPIED:
             c.raise_any()
             check_parent_found(parent is not None, only_collected_lines=False, pointer=pointer)
             assert parent is not None
             check_parent_usable(parent, pointer)
+        if kind == "full_credit":
+            assert parent is not None
             marked = await store.marked_products(conn, org, [ln.product_id for ln in parent.lines if ln.product_id])
             copied = full_credit_lines(parent.lines, lambda ln: ln.product_id in marked)
             check_full_credit_not_empty(copied, tax_amount)
-            calculated = sum(ln.result.tax_amount for ln in copied)
-            tax = tax_on_create(calculated=calculated, tax_amount=tax_amount, split=LineSplit((), (), None))
-            rec = TransactionRecord(
-                id=ids.new_id("txn"), organization_id=org, type="credit", status=status, source=source,
-                currency=parent.currency, transaction_date=txn_date, tax=tax, reference_id=reference_id,
-                parent_transaction_id=parent.id, parent_reference_id=parent_ref, parent_found=True,
-                discount_amount=parent.discount_amount, vendor_discount_amount=parent.vendor_discount_amount,
-                lines=tuple(copied), registrations=parent.registrations, created_at=now, updated_at=now,
-            )
+            rec = _copied_credit(head, parent, tuple(copied), discounts=True)
+        elif kind == "flat_credit":
+            assert parent is not None and flat_amount is not None
+            earlier = await store.credits_of(conn, org, parent.id)
+            rec = _copied_credit(head, parent, flat_lines(flat_credit(parent, earlier, flat_amount)), discounts=False)
         else:
             if computed is None:
                 computed = await compute_lines(ctx, conn, msg, transaction_type=transaction_type, source=source,
@@ -403,8 +452,10 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
             rec = _lines_record(ctx, computed, head, parent)
         if parent is not None:
             try:
-                rec = await against_parent(conn, parent, rec, lines_changed=True)
+                rec = await against_parent(conn, parent, rec, lines_changed=kind != "flat_credit", earlier=earlier)
             except LevyError as e:
+                if kind == "flat_credit":  # its lines and tax come from flat_amount
+                    raise at_sent_fields(e, "/flat_amount", lines_sent=False, tax_sent=False)
                 raise at_sent_fields(e, pointer, lines_sent=kind != "full_credit", tax_sent=tax_amount is not None)
         if not write:
             return rec

@@ -28,6 +28,7 @@ from typing import Final, Literal, TypeVar
 from levy.domain.customers import validate_source
 from levy.domain.errors import FailedPrecondition, LevyError, RequiredField, ValidationFailed
 from levy.domain.money import MAX_AMOUNT, mul_round, out_of_range, range_errors
+from levy.domain.periods import check_report_date
 from levy.domain.tax.engine import line_amount_errors
 from levy.domain.transactions_collected import (
     LineSplit,
@@ -130,6 +131,17 @@ def check_parent_fields(
         pointer = "/parent_transaction_id" if parent_transaction_id else "/parent_reference_id"
         raise ValidationFailed("only a credit can name a parent transaction; this is a sale", pointer=pointer)
     return named
+
+
+# -- transaction date (issue 37) -----------------------------------------------------------
+
+
+def check_transaction_date(on: datetime, pointer: str = "/transaction_date") -> datetime:
+    """A transaction (or calculation) date whose UTC day reports, returns and nexus studies take
+    (:data:`levy.domain.periods.FIRST_DATE` .. :data:`~levy.domain.periods.LAST_DATE`), else 422 at
+    ``pointer``: tax on a day outside could never be reported or filed."""
+    check_report_date(on.astimezone(UTC).date(), pointer=pointer)
+    return on
 
 
 # -- lifecycle (3.1) --------------------------------------------------------------------
@@ -348,18 +360,38 @@ def tax_on_amount_update(previous: TaxState, tax_amount: int | None) -> TaxState
 
 # -- credits (4.6 workflows 3-5) ------------------------------------------------------------
 
-CreditKind = Literal["sale", "full_credit", "credit_with_lines"]
+CreditKind = Literal["sale", "full_credit", "credit_with_lines", "flat_credit"]
 T = TypeVar("T")
 
 
-def credit_kind(transaction_type: TransactionType, *, has_parent: bool, line_items_sent: bool) -> CreditKind:
+def credit_kind(transaction_type: TransactionType, *, has_parent: bool, line_items_sent: bool,
+                flat_amount_sent: bool = False, tax_amount_sent: bool = False) -> CreditKind:
     """Which create workflow applies.
 
     A sale needs ``line_items``. A credit with a parent and no (or empty)
     ``line_items`` is a full credit copying the parent's stored lines; a credit
     that sends lines uses them, even when a parent is named; a credit with
-    neither lines nor parent is refused.
+    neither lines nor parent is refused. ``flat_amount`` (issue 37) makes a credit
+    by amount: only a credit naming its parent, without ``line_items`` or
+    ``tax_amount`` (its lines and tax come from the amount).
     """
+    if flat_amount_sent:
+        if transaction_type != "credit" or not has_parent:
+            raise ValidationFailed(
+                "flat_amount refunds an amount of a sale: only a credit naming its parent (parent_transaction_id "
+                "or parent_reference_id) may send it", pointer="/flat_amount")
+        errors: list[LevyError] = []
+        if line_items_sent:
+            errors.append(ValidationFailed(
+                "send flat_amount or line_items, not both: flat_amount is spread over the parent's lines",
+                pointer="/line_items"))
+        if tax_amount_sent:
+            errors.append(ValidationFailed(
+                "flat_amount already includes the tax it refunds: do not send tax_amount with it",
+                pointer="/tax_amount"))
+        if errors:
+            raise ValidationFailed.many(errors)
+        return "flat_credit"
     if transaction_type == "sale":
         if not line_items_sent:
             raise RequiredField("line_items", pointer="/line_items", detail="A sale needs line_items.")

@@ -129,6 +129,18 @@ def over_by_jurisdiction(sale: TransactionRecord, credits: Iterable[TransactionR
 # -- the remaining-tax rule -------------------------------------------------------------------
 
 
+def _credited_rows(earlier: Sequence[LineResult]) -> dict[_RowKey, list[int]]:
+    """Per jurisdiction row, what ``earlier`` credit lines took: [tax, taxable base, tax before discounts]."""
+    credited: dict[_RowKey, list[int]] = {}
+    for e in earlier:
+        for r in e.taxes:
+            acc = credited.setdefault(_row_key(r), [0, 0, 0])
+            acc[0] += r.tax_amount
+            acc[1] += r.taxable_base
+            acc[2] += r.tax_amount_before_discounts
+    return credited
+
+
 def credit_line(sale_line: LineResult, earlier: Sequence[LineResult], line: LineResult) -> LineResult:
     """The credit line ``line`` reversing (part of) ``sale_line``, its tax taken from the sale's line.
 
@@ -148,13 +160,7 @@ def credit_line(sale_line: LineResult, earlier: Sequence[LineResult], line: Line
     """
     whole = sale_line.taxable_amount
     completes = line.taxable_amount >= whole - sum(e.taxable_amount for e in earlier)
-    credited: dict[_RowKey, list[int]] = {}
-    for e in earlier:
-        for r in e.taxes:
-            acc = credited.setdefault(_row_key(r), [0, 0, 0])
-            acc[0] += r.tax_amount
-            acc[1] += r.taxable_base
-            acc[2] += r.tax_amount_before_discounts
+    credited = _credited_rows(earlier)
 
     def share(figure: int, done: int) -> int:
         left = max(0, figure - done)
@@ -204,6 +210,76 @@ def credit_against(sale: TransactionRecord, earlier: Iterable[TransactionRecord]
         lines.append(replace(ln, result=result, ship_from=sale_ship_from.get(ln.id)))
     tax = replace(credit.tax, calculated=sum(ln.result.tax_amount for ln in lines))
     return replace(credit, lines=tuple(lines), tax=tax)
+
+
+# -- credits by amount (issue 37) ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FlatShare:
+    """One line of a credit by amount: the sale's line it reverses, and the credit line's result
+    (``amount`` = ``taxable_amount`` = the net amount refunded, its tax and rows taken from the
+    sale's line)."""
+
+    sale_line: StoredLine
+    result: LineResult
+
+
+def flat_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], flat_amount: int,
+                *, pointer: str = "/flat_amount") -> tuple[FlatShare, ...]:
+    """Spread ``flat_amount`` (the total to refund, tax included) over what remains of ``sale``'s lines
+    after its ``earlier`` credits (not void), exactly:
+
+    1. each line's remaining total is its remaining net amount plus its remaining tax; the flat
+       amount is split over the lines in proportion to those totals (largest remainder,
+       :func:`levy.domain.money.allocate`; ties to the first line), so the shares sum to it;
+    2. a line's share is split into tax = share x remaining tax / remaining total (ROUND_HALF_UP)
+       and net amount = share - tax (so amount + tax is the share, to the minor unit);
+    3. that tax is spread over the line's jurisdiction rows in proportion to what remains of each
+       row's tax (largest remainder); a row's taxable base follows the remaining-tax rule of
+       :func:`credit_line` (its remainder exactly when the credit completes the line).
+
+    A line with nothing left gets no share and is not on the credit. More than what remains of the
+    sale in total (net amount + filing tax, or the lines' remaining totals) is 422 at ``pointer``
+    with ``meta.remaining_total``; 0 or less is 422 too.
+    """
+    if flat_amount <= 0:
+        raise ValidationFailed(
+            f"flat_amount must be a positive amount to refund (tax included); got {flat_amount}", pointer=pointer)
+    earlier = list(earlier)
+    total, per_line = remaining(sale, earlier)
+    lines = list({ln.id: ln for ln in sale.lines}.values())
+    lefts = [per_line[ln.id] for ln in lines]
+    weights = [max(0, left.amount) + max(0, left.tax) for left in lefts]
+    whole = min(sum(weights), max(0, total.amount) + max(0, total.tax))
+    if flat_amount > whole:
+        raise ValidationFailed(
+            f"flat_amount {flat_amount} exceeds the {whole} that remains to refund of {sale.id} (net amount "
+            f"{max(0, total.amount)} and tax {max(0, total.tax)} left, earlier credits counted)",
+            pointer=pointer,
+            meta={"remaining_total": whole, "remaining_amount": max(0, total.amount),
+                  "remaining_tax": max(0, total.tax)},
+        )
+    credited = _lines_by_id(earlier)
+    out = []
+    for ln, left, weight, part in zip(lines, lefts, weights, allocate(flat_amount, weights), strict=True):
+        if part == 0:
+            continue
+        tax = share_half_up(max(0, left.tax), part, weight)
+        out.append(FlatShare(ln, _flat_line(ln.result, credited.get(ln.id, []), part - tax, tax)))
+    return tuple(out)
+
+
+def _flat_line(sale_line: LineResult, earlier: Sequence[LineResult], amount: int, tax: int) -> LineResult:
+    """The credit line of net ``amount`` and ``tax`` reversing ``sale_line`` (:func:`flat_credit` step 3)."""
+    base = credit_line(sale_line, earlier, replace(sale_line, amount=amount, taxable_amount=amount, discounts=()))
+    done = _credited_rows(earlier)
+    room = [max(0, r.tax_amount - done.get(_row_key(r), (0,))[0]) for r in sale_line.taxes]
+    parts = allocate(tax, room) if sum(room) else [0] * len(room)
+    rows = tuple(replace(r, tax_amount=p, tax_amount_before_discounts=max(p, r.tax_amount_before_discounts))
+                 for r, p in zip(base.taxes, parts, strict=True))
+    return replace(base, tax_amount=tax, tax_amount_before_discounts=sum(r.tax_amount_before_discounts for r in rows),
+                   taxes=rows)
 
 
 # -- refusals ---------------------------------------------------------------------------------

@@ -173,6 +173,7 @@ class Transaction(_message.Message):
     TAX_ONLY_ATTRIBUTIONS_FIELD_NUMBER: _builtins.int
     COLLECTED_TAX_AMOUNT_FIELD_NUMBER: _builtins.int
     PROVIDED_TAX_AMOUNT_FIELD_NUMBER: _builtins.int
+    FLAT_AMOUNT_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Identifier, prefix `txn_`."""
     type: _builtins.str
@@ -214,6 +215,14 @@ class Transaction(_message.Message):
     """
     provided_tax_amount: _builtins.str
     """The `tax_amount` last sent (without collected-tax lines), or null."""
+    flat_amount: _builtins.str
+    """Levy extension (issue 37): a credit by amount. On create of a credit
+    naming its parent, instead of `line_items` and `tax_amount`: the total to
+    refund, tax included, in minor units. Spread over what remains of the
+    parent's lines in proportion to their remaining totals (largest
+    remainder), the tax reversed with it; stored and returned as the
+    credit's lines (see docs/transactions.md). Not returned.
+    """
     @_builtins.property
     def transaction_date(self) -> _timestamp_pb2.Timestamp:
         """Date of the transaction."""
@@ -261,10 +270,11 @@ class Transaction(_message.Message):
         tax_only_attributions: _abc.Iterable[Global___TaxOnlyAttribution] | None = ...,
         collected_tax_amount: _builtins.str | None = ...,
         provided_tax_amount: _builtins.str | None = ...,
+        flat_amount: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "held_off_returns_reason", b"held_off_returns_reason", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_flat_amount", b"_flat_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "flat_amount", b"flat_amount", "held_off_returns_reason", b"held_off_returns_reason", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "calculated_tax_amount", b"calculated_tax_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "filing_tax_amount", b"filing_tax_amount", "filing_tax_amount_source", b"filing_tax_amount_source", "held_off_returns_reason", b"held_off_returns_reason", "id", b"id", "line_items", b"line_items", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "tax_only_attributions", b"tax_only_attributions", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_flat_amount", b"_flat_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "calculated_tax_amount", b"calculated_tax_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "filing_tax_amount", b"filing_tax_amount", "filing_tax_amount_source", b"filing_tax_amount_source", "flat_amount", b"flat_amount", "held_off_returns_reason", b"held_off_returns_reason", "id", b"id", "line_items", b"line_items", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "tax_only_attributions", b"tax_only_attributions", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__collected_tax_amount: _TypeAlias = _typing.Literal["collected_tax_amount"]  # noqa: Y015
     _WhichOneofArgType__collected_tax_amount: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount"]  # noqa: Y015
@@ -272,6 +282,8 @@ class Transaction(_message.Message):
     _WhichOneofArgType__currency: _TypeAlias = _typing.Literal["_currency", b"_currency"]  # noqa: Y015
     _WhichOneofReturnType__discount_amount: _TypeAlias = _typing.Literal["discount_amount"]  # noqa: Y015
     _WhichOneofArgType__discount_amount: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount"]  # noqa: Y015
+    _WhichOneofReturnType__flat_amount: _TypeAlias = _typing.Literal["flat_amount"]  # noqa: Y015
+    _WhichOneofArgType__flat_amount: _TypeAlias = _typing.Literal["_flat_amount", b"_flat_amount"]  # noqa: Y015
     _WhichOneofReturnType__held_off_returns_reason: _TypeAlias = _typing.Literal["held_off_returns_reason"]  # noqa: Y015
     _WhichOneofArgType__held_off_returns_reason: _TypeAlias = _typing.Literal["_held_off_returns_reason", b"_held_off_returns_reason"]  # noqa: Y015
     _WhichOneofReturnType__parent_reference_id: _TypeAlias = _typing.Literal["parent_reference_id"]  # noqa: Y015
@@ -298,6 +310,8 @@ class Transaction(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__currency) -> _WhichOneofReturnType__currency | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__discount_amount) -> _WhichOneofReturnType__discount_amount | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__flat_amount) -> _WhichOneofReturnType__flat_amount | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__held_off_returns_reason) -> _WhichOneofReturnType__held_off_returns_reason | None: ...
     @_typing.overload
