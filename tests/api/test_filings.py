@@ -438,7 +438,7 @@ def test_concurrent_filings_exactly_one_succeeds(server: LevyServer, http: httpx
 
 def test_admin_only(server: LevyServer, channel: grpc.Channel, http: httpx.Client, tenant: Tenant) -> None:
     ops = [m for m in methods() if m.service == "levy.v1.FilingService"]
-    assert len(ops) == 7 and all(m.policy.admin_only for m in ops)
+    assert len(ops) == 8 and all(m.policy.admin_only for m in ops)
     for path in ("/filings", "/filings/fil_00000000000000000000000000", "/reports/liability?from=2026-01-01&to=2026-01-31",
                  "/nexus"):
         r = http.get(path)
@@ -459,7 +459,7 @@ def test_other_tenant_gets_404(server: LevyServer, channel: grpc.Channel, tenant
     assert r.status_code == 201, r.text
     filing_id = r.json()["id"]
     ops = [m for m in methods() if "{filing_id}" in m.http_path]
-    assert {m.name for m in ops} == {"GetFiling", "UpdateFiling", "ExportFiling"}
+    assert {m.name for m in ops} == {"GetFiling", "UpdateFiling", "ExportFiling", "ListFilingTransactions"}
 
     def client(key: str) -> httpx.Client:
         return httpx.Client(base_url=server.http_url, headers={"X-API-Key": key}, timeout=30)

@@ -30,6 +30,7 @@ from levy.domain.filing import (
     prepare_return,
     return_to_csv,
 )
+from levy.domain.filing_transactions import EXPORT_FILES, ReturnEntry, amounts_on_return, entries_to_csv
 from levy.domain.ids import new_id
 from levy.domain.nexus import load_thresholds, measurement_windows, threshold_for
 from levy.domain.nexus_report import NexusStateReport, dated_sales_by_state, nexus_report
@@ -37,6 +38,7 @@ from levy.domain.periods import check_report_date
 from levy.domain.transaction_records import TransactionRecord, to_filing
 from levy.domain.transactions import check_transition
 from levy.store import filings as store
+from levy.store import transactions as transactions_store
 from levy.store.organization import registrations_for
 from levy.store.organization import lock_organization
 from levy.store.transactions import update_transaction
@@ -236,8 +238,48 @@ async def get_filing(conn: AsyncConnection, organization_id: str, filing_id: str
     return rec
 
 
-async def export_csv(conn: AsyncConnection, organization_id: str, filing_id: str) -> str:
-    return return_to_csv(return_from_json(await get_filing(conn, organization_id, filing_id)))
+async def _entries(conn: AsyncConnection, rec: store.FilingRecord, transaction_ids: Sequence[str]) -> list[ReturnEntry]:
+    """The transactions ``transaction_ids`` of the return ``rec``, in that order, with their amounts on it."""
+    found = await transactions_store.by_ids(conn, rec.organization_id, transaction_ids)
+    return [
+        ReturnEntry(t.id, t.type, t.status, t.transaction_date.date(), t.currency, t.reference_id,
+                    amounts_on_return(rec.jurisdiction, to_filing(t)))
+        for t in (found.get(tid) for tid in transaction_ids) if t is not None
+    ]
+
+
+async def filing_transactions(
+    conn: AsyncConnection, organization_id: str, filing_id: str, limit: int, starting_after: str | None
+) -> tuple[list[ReturnEntry], bool]:
+    """A page of the transactions on a return, in return order (``starting_after``: the last
+    ``transaction_id`` of the previous page; one not on the return is 422)."""
+    rec = await get_filing(conn, organization_id, filing_id)
+    ids = list(rec.figures["transaction_ids"])
+    start = 0
+    if starting_after:
+        if starting_after not in ids:
+            raise ValidationFailed(
+                f"starting_after '{starting_after}' is not a transaction on the return {filing_id}: send the "
+                "transaction_id of the last item of the previous page", parameter="starting_after",
+                input=starting_after,
+            )
+        start = ids.index(starting_after) + 1
+    return await _entries(conn, rec, ids[start:start + limit]), start + limit < len(ids)
+
+
+async def export_csv(conn: AsyncConnection, organization_id: str, filing_id: str, file: str | None = None) -> str:
+    """The return's CSV (``file`` absent or ``return``), or its transactions' (``transactions``)."""
+    if file not in (None, "", *EXPORT_FILES):
+        raise ValidationFailed(f"file must be one of {', '.join(EXPORT_FILES)}; got {file!r}", parameter="file",
+                               input=file)
+    rec = await get_filing(conn, organization_id, filing_id)
+    if file != "transactions":
+        return return_to_csv(return_from_json(rec))
+    ids = list(rec.figures["transaction_ids"])
+    entries: list[ReturnEntry] = []
+    for i in range(0, len(ids), 500):
+        entries.extend(await _entries(conn, rec, ids[i:i + 500]))
+    return entries_to_csv(entries)
 
 
 def parse_date(value: str | None, parameter: str, *, default: date | None = None) -> date:

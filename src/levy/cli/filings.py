@@ -43,8 +43,11 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_show)
     p = fsub.add_parser("export", help="Print a return as CSV.",
                         description="Print a return as CSV (one row per jurisdiction and a TOTAL row; amounts in "
-                        "minor units), as GET /filings/{id}/export does.")
+                        "minor units), as GET /filings/{id}/export does; with --transactions its second file, one "
+                        "row per transaction on the return with its amounts on it (?file=transactions).")
     p.add_argument("filing_id", metavar="FILING_ID", help="The filing's id (fil_...).")
+    p.add_argument("--transactions", action="store_true",
+                   help="Print the return's transactions instead of its jurisdictions.")
     p.add_argument("--output", metavar="PATH", help="Write the CSV to PATH instead of standard output.")
     add_organization(p)
     p.set_defaults(func=_export)
@@ -123,7 +126,7 @@ async def _export(args: argparse.Namespace) -> int:
     from levy.app.filings import export_csv
 
     async def fn(conn: Any, org_id: str) -> None:
-        text = await export_csv(conn, org_id, args.filing_id)
+        text = await export_csv(conn, org_id, args.filing_id, "transactions" if args.transactions else None)
         if args.output:
             with open(args.output, "w", newline="", encoding="utf-8") as f:
                 f.write(text)

@@ -567,9 +567,25 @@ class Console:
         return redirect(f"{self.prefix}/returns/{created.id}")
 
     async def return_detail(self, req: Request, signed: Signed, *, error: str = "", status: int = 200) -> Response:
-        filing = await self.call(signed, "levy.v1.FilingService.GetFiling",
-                                 filings_pb2.GetFilingRequest(filing_id=req.params["filing_id"]))
-        return self._page(status, "return.html", signed, f=_plain(filing), error=error)
+        fid = req.params["filing_id"]
+        filing = await self.call(signed, "levy.v1.FilingService.GetFiling", filings_pb2.GetFilingRequest(filing_id=fid))
+        # The transactions on the return, a page of them (issue 37), each linking to its own page.
+        request = filings_pb2.ListFilingTransactionsRequest(filing_id=fid, limit=self.RETURN_TRANSACTIONS)
+        if req.query.get("after"):
+            request.starting_after = req.query["after"][:255]
+        try:
+            listing = await self.call(signed, "levy.v1.FilingService.ListFilingTransactions", request)
+            entries, more = [_plain(e) for e in listing.data], listing.has_more
+        except LevyError as e:
+            if isinstance(e, (NotFound, PermissionDenied)):
+                raise
+            entries, more, error, status = [], False, error or e.detail, 422
+        next_query = urlencode({"after": entries[-1]["transaction_id"]}) if more else ""
+        return self._page(status, "return.html", signed, f=_plain(filing), error=error, entries=entries,
+                          next_query=next_query)
+
+    #: Transactions per page of a return's page.
+    RETURN_TRANSACTIONS = 100
 
     async def return_file(self, req: Request, signed: Signed) -> Response:
         fid = req.params["filing_id"]
@@ -586,10 +602,14 @@ class Console:
 
     async def return_export(self, req: Request, signed: Signed) -> Response:
         fid = req.params["filing_id"]
-        body = await self.call(signed, "levy.v1.FilingService.ExportFiling",
-                               filings_pb2.ExportFilingRequest(filing_id=fid))
+        request = filings_pb2.ExportFilingRequest(filing_id=fid)
+        name = fid
+        if req.query.get("file"):  # the second file: the return's transactions
+            request.file = req.query["file"][:32]
+            name = f"{fid}-{request.file}"
+        body = await self.call(signed, "levy.v1.FilingService.ExportFiling", request)
         resp = Response(200, body.data, body.content_type)
-        resp.headers.append((b"content-disposition", f'attachment; filename="{fid}.csv"'.encode()))
+        resp.headers.append((b"content-disposition", f'attachment; filename="{name}.csv"'.encode()))
         return resp
 
     #: The most calendar months the liability page charts (one report call each).

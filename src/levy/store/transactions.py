@@ -362,17 +362,30 @@ async def update_transaction(conn: AsyncConnection, rec: TransactionRecord, *, l
     return None
 
 
-async def by_references(conn: AsyncConnection, organization_id: str, references: Iterable[str]) -> dict[str, TransactionRecord]:
-    """The stored transactions holding any of ``references``, by reference id (one query per
-    500 references on SQLite, one on PostgreSQL (:func:`_among`), plus the three of their lines)."""
-    refs = list(dict.fromkeys(references))
+async def _rows_among(conn: AsyncConnection, organization_id: str, column: Any, values: Iterable[str]) -> list[Any]:
+    """The organization's transaction rows whose ``column`` is among ``values`` (one query per 500
+    values on SQLite, one on PostgreSQL: :func:`_among`)."""
+    wanted = list(dict.fromkeys(values))
     rows: list[Any] = []
-    step = (len(refs) or 1) if conn.dialect.name == "postgresql" else 500
-    for start in range(0, len(refs), step):
+    step = (len(wanted) or 1) if conn.dialect.name == "postgresql" else 500
+    for start in range(0, len(wanted), step):
         rows.extend((await conn.execute(select(txn_t).where(
-            txn_t.c.organization_id == organization_id, _among(conn, txn_t.c.reference_id, refs[start:start + step])
+            txn_t.c.organization_id == organization_id, _among(conn, column, wanted[start:start + step])
         ))).all())
+    return rows
+
+
+async def by_references(conn: AsyncConnection, organization_id: str, references: Iterable[str]) -> dict[str, TransactionRecord]:
+    """The stored transactions holding any of ``references``, by reference id (:func:`_rows_among`,
+    plus the three queries of their lines)."""
+    rows = await _rows_among(conn, organization_id, txn_t.c.reference_id, references)
     return {r.reference_id: r for r in await _load(conn, organization_id, rows)}
+
+
+async def by_ids(conn: AsyncConnection, organization_id: str, transaction_ids: Iterable[str]) -> dict[str, TransactionRecord]:
+    """The stored transactions of ``transaction_ids`` (those that exist), by id, with their lines."""
+    rows = await _rows_among(conn, organization_id, txn_t.c.id, transaction_ids)
+    return {r.id: r for r in await _load(conn, organization_id, rows)}
 
 
 def new_rows(recs: Sequence[TransactionRecord]) -> dict[str, list[dict[str, Any]]]:

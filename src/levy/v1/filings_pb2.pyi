@@ -415,20 +415,149 @@ class ExportFilingRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     FILING_ID_FIELD_NUMBER: _builtins.int
+    FILE_FIELD_NUMBER: _builtins.int
     filing_id: _builtins.str
     """The filing's `fil_` id."""
+    file: _builtins.str
+    """Which file: `return` (default; one row per jurisdiction and a TOTAL
+    row) or `transactions` (one row per transaction on the return, with its
+    amounts on it).
+    """
     def __init__(
         self,
         *,
         filing_id: _builtins.str = ...,
+        file: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_file", b"_file", "file", b"file"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_file", b"_file", "file", b"file", "filing_id", b"filing_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__file: _TypeAlias = _typing.Literal["file"]  # noqa: Y015
+    _WhichOneofArgType__file: _TypeAlias = _typing.Literal["_file", b"_file"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__file) -> _WhichOneofReturnType__file | None: ...
+
+Global___ExportFilingRequest: _TypeAlias = ExportFilingRequest  # noqa: Y015
+
+@_typing.final
+class ListFilingTransactionsRequest(_message.Message):
+    """Request of ListFilingTransactions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILING_ID_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    STARTING_AFTER_FIELD_NUMBER: _builtins.int
+    filing_id: _builtins.str
+    """The filing's `fil_` id."""
+    limit: _builtins.int
+    """Page size, 1..1000 (default 100)."""
+    starting_after: _builtins.str
+    """The `transaction_id` of the last item of the previous page."""
+    def __init__(
+        self,
+        *,
+        filing_id: _builtins.str = ...,
+        limit: _builtins.int | None = ...,
+        starting_after: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_limit", b"_limit", "_starting_after", b"_starting_after", "limit", b"limit", "starting_after", b"starting_after"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_limit", b"_limit", "_starting_after", b"_starting_after", "filing_id", b"filing_id", "limit", b"limit", "starting_after", b"starting_after"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__limit: _TypeAlias = _typing.Literal["limit"]  # noqa: Y015
+    _WhichOneofArgType__limit: _TypeAlias = _typing.Literal["_limit", b"_limit"]  # noqa: Y015
+    _WhichOneofReturnType__starting_after: _TypeAlias = _typing.Literal["starting_after"]  # noqa: Y015
+    _WhichOneofArgType__starting_after: _TypeAlias = _typing.Literal["_starting_after", b"_starting_after"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__limit) -> _WhichOneofReturnType__limit | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__starting_after) -> _WhichOneofReturnType__starting_after | None: ...
+
+Global___ListFilingTransactionsRequest: _TypeAlias = ListFilingTransactionsRequest  # noqa: Y015
+
+@_typing.final
+class ReturnTransaction(_message.Message):
+    """One transaction on a return."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRANSACTION_ID_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    TRANSACTION_DATE_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    REFERENCE_ID_FIELD_NUMBER: _builtins.int
+    AMOUNTS_FIELD_NUMBER: _builtins.int
+    transaction_id: _builtins.str
+    """The transaction's `txn_` id."""
+    type: _builtins.str
+    """`sale` or `credit`."""
+    status: _builtins.str
+    """Its status now (`finalized` or `filed`; a prepared return's
+    transaction may have moved since).
+    """
+    transaction_date: _builtins.str
+    """Its date (UTC, YYYY-MM-DD)."""
+    currency: _builtins.str
+    """ISO 4217 code of the transaction."""
+    reference_id: _builtins.str
+    """Its reference id, or null."""
+    @_builtins.property
+    def amounts(self) -> Global___JurisdictionTotals:
+        """Its figures on the return: the state's total row had it been alone on
+        it (`jurisdiction` is the state's code; a credit's are negative;
+        carried credits are the return's, not a transaction's).
+        """
+
+    def __init__(
+        self,
+        *,
+        transaction_id: _builtins.str = ...,
+        type: _builtins.str = ...,
+        status: _builtins.str = ...,
+        transaction_date: _builtins.str = ...,
+        currency: _builtins.str = ...,
+        reference_id: _builtins.str | None = ...,
+        amounts: Global___JurisdictionTotals | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_reference_id", b"_reference_id", "amounts", b"amounts", "reference_id", b"reference_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_reference_id", b"_reference_id", "amounts", b"amounts", "currency", b"currency", "reference_id", b"reference_id", "status", b"status", "transaction_date", b"transaction_date", "transaction_id", b"transaction_id", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__reference_id: _TypeAlias = _typing.Literal["reference_id"]  # noqa: Y015
+    _WhichOneofArgType__reference_id: _TypeAlias = _typing.Literal["_reference_id", b"_reference_id"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__reference_id) -> _WhichOneofReturnType__reference_id | None: ...
+
+Global___ReturnTransaction: _TypeAlias = ReturnTransaction  # noqa: Y015
+
+@_typing.final
+class ListFilingTransactionsResponse(_message.Message):
+    """A page of a return's transactions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DATA_FIELD_NUMBER: _builtins.int
+    HAS_MORE_FIELD_NUMBER: _builtins.int
+    has_more: _builtins.bool
+    """More items follow this page."""
+    @_builtins.property
+    def data(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReturnTransaction]:
+        """Transactions in return order."""
+
+    def __init__(
+        self,
+        *,
+        data: _abc.Iterable[Global___ReturnTransaction] | None = ...,
+        has_more: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["filing_id", b"filing_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "has_more", b"has_more"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___ExportFilingRequest: _TypeAlias = ExportFilingRequest  # noqa: Y015
+Global___ListFilingTransactionsResponse: _TypeAlias = ListFilingTransactionsResponse  # noqa: Y015
 
 @_typing.final
 class GetLiabilityReportRequest(_message.Message):

@@ -57,6 +57,11 @@ class FilingServiceStub:
                 request_serializer=levy_dot_v1_dot_filings__pb2.UpdateFilingRequest.SerializeToString,
                 response_deserializer=levy_dot_v1_dot_filings__pb2.Filing.FromString,
                 _registered_method=True)
+        self.ListFilingTransactions = channel.unary_unary(
+                '/levy.v1.FilingService/ListFilingTransactions',
+                request_serializer=levy_dot_v1_dot_filings__pb2.ListFilingTransactionsRequest.SerializeToString,
+                response_deserializer=levy_dot_v1_dot_filings__pb2.ListFilingTransactionsResponse.FromString,
+                _registered_method=True)
         self.ExportFiling = channel.unary_unary(
                 '/levy.v1.FilingService/ExportFiling',
                 request_serializer=levy_dot_v1_dot_filings__pb2.ExportFilingRequest.SerializeToString,
@@ -107,8 +112,17 @@ class FilingServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListFilingTransactions(self, request, context):
+        """Lists the transactions on a return (return order: by date, then id),
+        each with its amounts on that return (Levy extension, issue 37).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExportFiling(self, request, context):
-        """Exports a return as CSV.
+        """Exports a return as CSV (`file`: `return`, the default, or
+        `transactions`).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -150,6 +164,11 @@ def add_FilingServiceServicer_to_server(servicer, server):
                     servicer.UpdateFiling,
                     request_deserializer=levy_dot_v1_dot_filings__pb2.UpdateFilingRequest.FromString,
                     response_serializer=levy_dot_v1_dot_filings__pb2.Filing.SerializeToString,
+            ),
+            'ListFilingTransactions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListFilingTransactions,
+                    request_deserializer=levy_dot_v1_dot_filings__pb2.ListFilingTransactionsRequest.FromString,
+                    response_serializer=levy_dot_v1_dot_filings__pb2.ListFilingTransactionsResponse.SerializeToString,
             ),
             'ExportFiling': grpc.unary_unary_rpc_method_handler(
                     servicer.ExportFiling,
@@ -277,6 +296,33 @@ class FilingService:
             '/levy.v1.FilingService/UpdateFiling',
             levy_dot_v1_dot_filings__pb2.UpdateFilingRequest.SerializeToString,
             levy_dot_v1_dot_filings__pb2.Filing.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListFilingTransactions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/levy.v1.FilingService/ListFilingTransactions',
+            levy_dot_v1_dot_filings__pb2.ListFilingTransactionsRequest.SerializeToString,
+            levy_dot_v1_dot_filings__pb2.ListFilingTransactionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

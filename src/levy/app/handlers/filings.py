@@ -14,6 +14,7 @@ from levy.app.context import CallContext
 from levy.app.handlers.messages import optional, page_of
 from levy.app.registry import handles
 from levy.domain.filing import HeldOff, JurisdictionTotals, LiabilityReport, TaxOnlyEntry
+from levy.domain.filing_transactions import ReturnEntry
 from levy.domain.nexus_report import NexusStateReport
 from levy.store.filings import FilingRecord
 from levy.v1 import filings_pb2 as pb
@@ -106,10 +107,32 @@ async def list_filings(req: pb.ListFilingsRequest, ctx: CallContext) -> pb.ListF
     return pb.ListFilingsResponse(data=[filing_message(r) for r in records], has_more=has_more)
 
 
+def entry_message(e: ReturnEntry, out: pb.ReturnTransaction) -> pb.ReturnTransaction:
+    out.transaction_id, out.type, out.status = e.transaction_id, e.type, e.status
+    out.transaction_date, out.currency = e.transaction_date.isoformat(), e.currency
+    if e.reference_id is not None:
+        out.reference_id = e.reference_id
+    totals_message(e.amounts, out.amounts)
+    return out
+
+
+@handles("levy.v1.FilingService.ListFilingTransactions")
+async def list_filing_transactions(req: pb.ListFilingTransactionsRequest,
+                                   ctx: CallContext) -> pb.ListFilingTransactionsResponse:
+    page = page_of(req)
+    async with ctx.uow() as conn:
+        entries, has_more = await service.filing_transactions(conn, ctx.organization_id, req.filing_id, page.limit,
+                                                              page.starting_after)
+    msg = pb.ListFilingTransactionsResponse(has_more=has_more)
+    for e in entries:
+        entry_message(e, msg.data.add())
+    return msg
+
+
 @handles("levy.v1.FilingService.ExportFiling")
 async def export_filing(req: pb.ExportFilingRequest, ctx: CallContext) -> httpbody_pb2.HttpBody:
     async with ctx.uow() as conn:
-        text = await service.export_csv(conn, ctx.organization_id, req.filing_id)
+        text = await service.export_csv(conn, ctx.organization_id, req.filing_id, optional(req, "file"))
     return httpbody_pb2.HttpBody(content_type="text/csv; charset=utf-8", data=text.encode())
 
 

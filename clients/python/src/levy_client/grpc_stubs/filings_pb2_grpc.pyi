@@ -44,8 +44,14 @@ class FilingServiceStub:
     """Retrieves a filing with its return."""
     UpdateFiling: _grpc.UnaryUnaryMultiCallable[_filings_pb2.UpdateFilingRequest, _filings_pb2.Filing]
     """Confirms a prepared filing (`status: filed`)."""
+    ListFilingTransactions: _grpc.UnaryUnaryMultiCallable[_filings_pb2.ListFilingTransactionsRequest, _filings_pb2.ListFilingTransactionsResponse]
+    """Lists the transactions on a return (return order: by date, then id),
+    each with its amounts on that return (Levy extension, issue 37).
+    """
     ExportFiling: _grpc.UnaryUnaryMultiCallable[_filings_pb2.ExportFilingRequest, _httpbody_pb2.HttpBody]
-    """Exports a return as CSV."""
+    """Exports a return as CSV (`file`: `return`, the default, or
+    `transactions`).
+    """
     GetLiabilityReport: _grpc.UnaryUnaryMultiCallable[_filings_pb2.GetLiabilityReportRequest, _filings_pb2.LiabilityReport]
     """Liability totals of finalized and filed transactions over a range."""
     GetNexusReport: _grpc.UnaryUnaryMultiCallable[_filings_pb2.GetNexusReportRequest, _filings_pb2.NexusReport]
@@ -66,8 +72,14 @@ class FilingServiceAsyncStub(FilingServiceStub):
     """Retrieves a filing with its return."""
     UpdateFiling: _aio.UnaryUnaryMultiCallable[_filings_pb2.UpdateFilingRequest, _filings_pb2.Filing]  # type: ignore[assignment]
     """Confirms a prepared filing (`status: filed`)."""
+    ListFilingTransactions: _aio.UnaryUnaryMultiCallable[_filings_pb2.ListFilingTransactionsRequest, _filings_pb2.ListFilingTransactionsResponse]  # type: ignore[assignment]
+    """Lists the transactions on a return (return order: by date, then id),
+    each with its amounts on that return (Levy extension, issue 37).
+    """
     ExportFiling: _aio.UnaryUnaryMultiCallable[_filings_pb2.ExportFilingRequest, _httpbody_pb2.HttpBody]  # type: ignore[assignment]
-    """Exports a return as CSV."""
+    """Exports a return as CSV (`file`: `return`, the default, or
+    `transactions`).
+    """
     GetLiabilityReport: _aio.UnaryUnaryMultiCallable[_filings_pb2.GetLiabilityReportRequest, _filings_pb2.LiabilityReport]  # type: ignore[assignment]
     """Liability totals of finalized and filed transactions over a range."""
     GetNexusReport: _aio.UnaryUnaryMultiCallable[_filings_pb2.GetNexusReportRequest, _filings_pb2.NexusReport]  # type: ignore[assignment]
@@ -111,12 +123,24 @@ class FilingServiceServicer(metaclass=_abc_1.ABCMeta):
         """Confirms a prepared filing (`status: filed`)."""
 
     @_abc_1.abstractmethod
+    def ListFilingTransactions(
+        self,
+        request: _filings_pb2.ListFilingTransactionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_filings_pb2.ListFilingTransactionsResponse, _abc.Awaitable[_filings_pb2.ListFilingTransactionsResponse]]:
+        """Lists the transactions on a return (return order: by date, then id),
+        each with its amounts on that return (Levy extension, issue 37).
+        """
+
+    @_abc_1.abstractmethod
     def ExportFiling(
         self,
         request: _filings_pb2.ExportFilingRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_httpbody_pb2.HttpBody, _abc.Awaitable[_httpbody_pb2.HttpBody]]:
-        """Exports a return as CSV."""
+        """Exports a return as CSV (`file`: `return`, the default, or
+        `transactions`).
+        """
 
     @_abc_1.abstractmethod
     def GetLiabilityReport(
