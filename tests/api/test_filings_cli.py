@@ -28,7 +28,7 @@ def levy(*args: str) -> subprocess.CompletedProcess[str]:
     (["filings", "file"], ["FILING_ID", "--organization", "--database-url"]),
     (["filings", "list"], ["--organization", "--database-url"]),
     (["filings", "show"], ["FILING_ID", "--organization", "--database-url"]),
-    (["filings", "export"], ["FILING_ID", "--output", "--organization", "--database-url"]),
+    (["filings", "export"], ["FILING_ID", "--transactions", "--output", "--organization", "--database-url"]),
     (["reports", "liability"], ["--from", "--to", "--organization", "--database-url"]),
     (["nexus"], ["--as-of", "--organization", "--database-url"]),
 ])
@@ -79,6 +79,14 @@ def test_cli_prepare_file_show_export(server: LevyServer, tenant: Tenant, http: 
     assert out.read_bytes() == admin_http.get(f"/filings/{prepared['id']}/export").content
     rows = list(csv.DictReader(io.StringIO(out.read_bytes().decode())))
     assert [(x["jurisdiction_code"], x["filing_tax_amount"]) for x in rows] == [("US-ST-TX", "750"), ("TOTAL", "750")]
+    # The second file: the return's transactions with their amounts on it (issue 37): 625 and 125.
+    r = levy("filings", "export", prepared["id"], "--transactions", *org)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.encode() == admin_http.get(f"/filings/{prepared['id']}/export",
+                                               params={"file": "transactions"}).content.replace(b"\r\n", b"\n")
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [(x["transaction_id"], x["filing_tax_amount"]) for x in rows][0] == (a, "625")
+    assert [x["filing_tax_amount"] for x in rows] == ["625", "125"]
 
     r = levy("filings", "show", "fil_00000000000000000000000000", *org)
     assert r.returncode == 2 and "No filing" in r.stderr

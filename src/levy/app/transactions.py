@@ -414,7 +414,7 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
     head = _Head(org, transaction_type, status, source, txn_date, reference_id, parent_id, parent_ref, has_parent,
                  pointer, tax_amount, now)
     computed = None
-    if within is None and not has_parent and kind != "full_credit":
+    if within is None and not has_parent and kind not in COPIED:
         # Calculated before the write transaction (presets from the cache, or a read of their own):
         # the database's one writer (SQLite) is held only to store the transaction. A batch
         # (``within``) calculates in its own transaction.
