@@ -18,6 +18,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from levy.app.customers import certificate_of
 from levy.domain import console as rules
 from levy.domain import ids
 from levy.domain.errors import (
@@ -25,12 +26,15 @@ from levy.domain.errors import (
     ErrorCollector,
     FailedPrecondition,
     NotFound,
+    PermissionDenied,
     RateLimited,
     Unauthenticated,
     ValidationFailed,
 )
 from levy.domain.ratelimit import Limit
 from levy.store.console import AuditRecord, SessionRecord, SqlConsole, UserRecord
+from levy.store.customers import SqlCustomers
+from levy.store.organization import lock_organization
 
 _hasher = PasswordHasher()
 # Verified when the email is unknown, so that a wrong email takes as long as a wrong password.
@@ -98,23 +102,36 @@ async def list_users(conn: AsyncConnection, org: str) -> list[UserRecord]:
 
 
 async def remove_user(conn: AsyncConnection, org: str, user_id: str, *, acting: UserRecord) -> UserRecord:
+    """Remove a user of ``org``; their sessions end. The organization's row is locked
+    first (as revoking an API key does), so that removals are serialised: the acting
+    admin must still be an admin, and the organization's last admin stays (422)."""
+    if await lock_organization(conn, org) is None:
+        raise NotFound(f"No organization {org}.")
     store = SqlConsole(conn)
     user = await store.user(org, user_id)
     if user is None:
         raise NotFound(f"No console user {user_id}.")
     if user.id == acting.id:
         raise FailedPrecondition("You cannot remove yourself; ask another admin.")
+    current = await store.user(org, acting.id)
+    if current is None or not rules.ROLES[current.role][0]:
+        raise PermissionDenied("Your account is no longer an admin of this organization.")
+    if rules.ROLES[user.role][0] and await store.count_admins(org) <= 1:
+        raise FailedPrecondition(f"{user.email} is the organization's last admin and cannot be removed.")
     await store.delete_user(user.id)
     return user
 
 
 async def change_password(conn: AsyncConnection, user: UserRecord, session_id: str, current: str, new: str,
                           confirm: str) -> None:
-    """Change ``user``'s password after checking the current one; the user's other
-    sessions end."""
+    """Change ``user``'s password after checking the current one (the new one must
+    differ from it); the user's other sessions end. The caller throttles attempts."""
     errors = ErrorCollector()
     if not await _verify(user.password_hash, current):
         errors.errors.append(ValidationFailed("The current password is wrong.", pointer="/current_password"))
+    elif new == current:
+        errors.errors.append(ValidationFailed("The new password is the current one; choose another.",
+                                              pointer="/new_password"))
     rules.check_password(new, user.email, errors, "/new_password")
     if new != confirm:
         errors.errors.append(ValidationFailed("The two new passwords differ.", pointer="/confirm_password"))
@@ -160,14 +177,22 @@ class SignInThrottle:
         self.per_address = Limit(per_address / 60.0, per_address) if per_address > 0 else None
 
     async def check(self, email: str, peer: str) -> None:
-        for subject, limit, what in (("console-signin-addr:" + peer, self.per_address, "this address"),
-                                     ("console-signin-acct:" + email, self.per_account, "this account")):
+        await self._hit((("console-signin-addr:" + peer, self.per_address, "sign-in attempts for this address"),
+                         ("console-signin-acct:" + email, self.per_account, "sign-in attempts for this account")))
+
+    async def check_password_change(self, user_id: str) -> None:
+        """Password changes (which check the current password) at the per-account rate,
+        counted apart from sign-ins: a stolen session guesses no faster than sign-in."""
+        await self._hit((("console-password:" + user_id, self.per_account, "password attempts for this account"),))
+
+    async def _hit(self, subjects: tuple[tuple[str, Limit | None, str], ...]) -> None:
+        for subject, limit, what in subjects:
             if limit is None:
                 continue
             decision = await self.limiter.hit(subject, limit)
             if not decision.allowed:
                 retry = decision.retry_after_seconds
-                raise RateLimited(f"Too many sign-in attempts for {what}. Try again in {retry} second(s).",
+                raise RateLimited(f"Too many {what}. Try again in {retry} second(s).",
                                   retry_after=retry, limit=decision.limit)
 
 
@@ -218,18 +243,25 @@ async def audit_page(conn: AsyncConnection, org: str, before: str | None, limit:
 # ------------------------------------------------------------------ certificate documents
 
 
-async def _owned_certificate(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str) -> None:
-    from levy.store.customers import SqlCustomers
-
-    if await SqlCustomers(conn).certificate(org, customer_id, certificate_id) is None:
+async def _owned_certificate(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str, *,
+                             lock: bool = False) -> None:
+    store = SqlCustomers(conn)
+    if lock:
+        # The customer's row lock, which every certificate write takes first (the API's
+        # DeleteExemptionCertificate and DeleteCustomer too): uploads to one certificate and
+        # its deletion are serialised, and the certificate is read after the lock is held.
+        await certificate_of(store, org, customer_id, certificate_id)
+    elif await store.certificate(org, customer_id, certificate_id) is None:
         raise NotFound(f"No certificate {certificate_id} for customer {customer_id}.")
 
 
 async def attach_document(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str, filename: str,
                           data: bytes, max_bytes: int) -> dict[str, object]:
-    """Store the certificate's document (replacing one it had)."""
+    """Store the certificate's document (replacing one it had), holding the customer's
+    row lock: concurrent uploads replace each other in turn, and a document is never
+    stored for a certificate deleted meanwhile (404 instead)."""
     content_type = rules.document_type(data, max_bytes)
-    await _owned_certificate(conn, org, customer_id, certificate_id)
+    await _owned_certificate(conn, org, customer_id, certificate_id, lock=True)
     values: dict[str, object] = {
         "id": ids.new_id(ids.PREFIXES["certificate_document"]), "organization_id": org, "certificate_id": certificate_id,
         "filename": rules.document_filename(filename, content_type), "content_type": content_type,
