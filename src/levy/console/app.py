@@ -248,8 +248,8 @@ class Console:
         on a worker thread, not the event loop."""
         try:
             check_declared_size(req.headers, limit)
-            body = await read_body(receive, limit, self.config.body_read_timeout_seconds)
             content_type = req.headers.get("content-type", "")
+            body = await read_body(receive, limit, self.config.body_read_timeout_seconds, content_type=content_type)
             token = signed.session.csrf_token if signed else None
             if len(body) > PARSE_ON_LOOP_BYTES:
                 req.form, req.files = await asyncio.to_thread(parse_form, content_type, body, token=token)

@@ -140,11 +140,16 @@ def same_origin(headers: dict[str, str], *, trust_forwarded_host: bool = False) 
         return False
 
 
-async def read_body(receive: Receive, limit: int, timeout: float = 0) -> bytes:
+async def read_body(receive: Receive, limit: int, timeout: float = 0, *, content_type: str = "",
+                    max_parts: int = MAX_FORM_PARTS) -> bytes:
     """The request body: over ``limit`` bytes is BodyTooLarge (counted as it arrives), not
-    complete ``timeout`` seconds after the call (0: no deadline) is BodyTimeout."""
+    complete ``timeout`` seconds after the call (0: no deadline) is BodyTimeout. The parts
+    of a multipart body are counted as it arrives too: past ``max_parts`` it is refused
+    without reading the rest."""
+    delimiter = multipart_delimiter(content_type) if content_type.lower().startswith("multipart/") else None
     chunks: list[bytes] = []
-    size = 0
+    size = parts = 0
+    tail = b""  # the end of the body so far that may begin a delimiter
     try:
         async with asyncio.timeout(timeout if timeout > 0 else None):
             while True:
@@ -155,6 +160,12 @@ async def read_body(receive: Receive, limit: int, timeout: float = 0) -> bytes:
                 size += len(chunk)
                 if size > limit:
                     raise BodyTooLarge(f"A form may carry at most {limit} bytes.")
+                if delimiter:
+                    window = tail + chunk
+                    parts += window.count(delimiter)
+                    if parts - 1 > max_parts:
+                        raise BodyTooLarge(f"A form has at most {max_parts} parts.")
+                    tail = window[-(len(delimiter) - 1):]
                 chunks.append(chunk)
                 if not msg.get("more_body"):
                     break
@@ -195,12 +206,17 @@ def parse_form(content_type: str, body: bytes, *, max_parts: int = MAX_FORM_PART
     return fields, {}
 
 
+def multipart_delimiter(content_type: str) -> bytes | None:
+    """``--boundary`` of a multipart Content-Type, or None without a boundary."""
+    found = _BOUNDARY.search(content_type)
+    return b"--" + (found.group(1) or found.group(2)).encode("latin-1") if found else None
+
+
 def _multipart(content_type: str, body: bytes, max_parts: int, max_field: int,
                token: str | None) -> tuple[dict[str, str], dict[str, Upload]]:
-    found = _BOUNDARY.search(content_type)
-    if found is None:
+    delimiter = multipart_delimiter(content_type)
+    if delimiter is None:
         raise FormRefused("The form's Content-Type has no boundary.")
-    delimiter = b"--" + (found.group(1) or found.group(2)).encode("latin-1")
     if body.count(delimiter) - 1 > max_parts:  # one delimiter per part, and the closing one
         raise BodyTooLarge(f"A form has at most {max_parts} parts.")
     fields: dict[str, str] = {}
