@@ -454,3 +454,23 @@ def test_sign_in_from_another_origin_is_refused(srv: LevyServer, org: Tenant) ->
             assert r.status_code == 403 and "levy_session" not in r.headers.get("set-cookie", ""), origin
         r = c.post("/sign-in", data=form, headers={"origin": srv.http_url})  # a browser on this host
         assert r.status_code == 303 and "levy_session=" in r.headers["set-cookie"]
+
+
+def test_inviting_an_address_another_organization_uses_tells_nothing(srv: LevyServer, org: Tenant) -> None:
+    """Before issue 30 the invitation was refused ("a console user with the email
+    exists"): any admin could learn that another organization used an address. Now the
+    address gets an account of its own in this organization, answered like any other."""
+    elsewhere, _ = create_user(srv.database_url, create_tenant(srv.database_url).organization_id)
+    admin = signed_in(srv, org)
+    fresh = f"n{uuid.uuid4().hex[:10]}@example.com"
+    answers = {email: admin.post("/users", {"email": email, "role": "member"}) for email in (elsewhere, fresh)}
+    for email, r in answers.items():
+        assert r.status_code == 201 and f"{email} can now sign in" in r.text, r.text
+    (one_time,) = re.findall(r'id="one-time" readonly value="([^"]+)"', answers[elsewhere].text)
+    # Each account opens with its own password: the other organization's as before, this one's one-time password.
+    assert ConsoleClient(srv.http_url).sign_in(elsewhere, PASSWORD).headers["location"] == "/console/"
+    assert ConsoleClient(srv.http_url).sign_in(elsewhere, one_time).headers["location"] == "/console/password"
+    # The same address twice in one organization is refused, as before.
+    r = admin.post("/users", {"email": elsewhere, "role": "member"})
+    assert r.status_code == 422 and "exists" in r.text
+    admin.close()

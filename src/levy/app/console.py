@@ -40,6 +40,8 @@ _hasher = PasswordHasher()
 # Verified when the email is unknown, so that a wrong email takes as long as a wrong password.
 _DUMMY_HASH = _hasher.hash("levy-console-no-such-user")
 SIGN_IN_FAILED = "The email or password is wrong."
+SIGN_IN_AMBIGUOUS = ("This email and password open accounts in several organizations. Ask an operator to set "
+                     "another password on one of them (levy users set-password --organization ORG).")
 
 
 def utcnow() -> datetime:
@@ -84,7 +86,9 @@ async def create_user(conn: AsyncConnection, org: str, email: str, role: str,
         rules.check_password(password, email, errors)
     errors.raise_any()
     store = SqlConsole(conn)
-    if await store.user_by_email(email) is not None:
+    # Only this organization's users are looked at: whether another organization uses the
+    # address is never told (it gets an account of its own here).
+    if await store.user_by_email(org, email) is not None:
         raise Conflict(f"A console user with the email {email} exists.", pointer="/email")
     one_time = None
     if password is None:
@@ -142,11 +146,12 @@ async def change_password(conn: AsyncConnection, user: UserRecord, session_id: s
     await store.delete_sessions_of(user.id, keep=session_id)
 
 
-async def set_password(conn: AsyncConnection, email: str, password: str) -> UserRecord:
-    """The operator's reset (``levy users set-password``): every session of the user ends."""
+async def set_password(conn: AsyncConnection, org: str, email: str, password: str) -> UserRecord:
+    """The operator's reset (``levy users set-password``) of ``org``'s user: every session
+    of the user ends."""
     email = rules.normalize_email(email)
     store = SqlConsole(conn)
-    user = await store.user_by_email(email)
+    user = await store.user_by_email(org, email)
     if user is None:
         raise NotFound(f"No console user {email}.")
     errors = ErrorCollector()
@@ -198,13 +203,23 @@ class SignInThrottle:
 
 async def sign_in(conn: AsyncConnection, email: str, password: str, *, session_hours: float) -> SignIn:
     """A new session for the user with these credentials, or Unauthenticated (the
-    same answer for an unknown email and a wrong password)."""
+    same answer for an unknown email and a wrong password).
+
+    An email may have an account in several organizations: the one whose password
+    matches is signed in (the hashes are checked at once, so that the time taken
+    hardly depends on how many there are). Should one password open several, the
+    person is asked to make them differ."""
     email = rules.normalize_email(email)
     store = SqlConsole(conn)
-    user = await store.user_by_email(email)
-    ok = await _verify(user.password_hash if user else _DUMMY_HASH, password)
-    if user is None or not ok:
+    accounts = await store.users_by_email(email)
+    checked = await asyncio.gather(*(_verify(u.password_hash, password) for u in accounts)) if accounts else \
+        [await _verify(_DUMMY_HASH, password)]
+    matching = [u for u, ok in zip(accounts, checked) if ok]
+    if len(matching) > 1:
+        raise Unauthenticated(SIGN_IN_AMBIGUOUS)
+    if not matching:
         raise Unauthenticated(SIGN_IN_FAILED)
+    user = matching[0]
     now = utcnow()
     token = rules.new_token()
     session = SessionRecord(id=rules.token_hash(token), user_id=user.id, csrf_token=rules.new_token(),
