@@ -213,8 +213,8 @@ class Console:
             if m != method:
                 continue
             if signed is None:
-                return _unread(redirect(f"{self.prefix}/sign-in")) if method == "POST" else \
-                    redirect(f"{self.prefix}/sign-in")
+                resp = redirect(f"{self.prefix}/sign-in")
+                return _unread(resp) if method == "POST" else resp
             req.params = match.groupdict()
             if method == "POST":
                 if writes and not signed.may_write:
@@ -237,7 +237,8 @@ class Console:
             except PermissionDenied:
                 return self._page(403, "error.html", signed, title="Not allowed",
                                   detail=f"Your role ({signed.user.role}) cannot do this.")
-        return self._page(404, "error.html", signed, title="Not found", detail="There is no such page.")
+        resp = self._page(404, "error.html", signed, title="Not found", detail="There is no such page.")
+        return _unread(resp) if method == "POST" else resp
 
     async def _read_form(self, req: Request, receive: Receive, limit: int,
                          signed: Signed | None = None) -> Response | None:
