@@ -17,6 +17,7 @@ Fixtures: a real ``levy serve`` process per database backend.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -179,6 +180,35 @@ def start_server(database_url: str, log_dir: Path, *, extra_env: dict[str, str] 
         time.sleep(0.1)
     proc.kill()
     raise RuntimeError(f"levy serve did not become healthy:\n{server.log()}")
+
+
+@contextmanager
+def own_server(kind: str, directory: Path, env: dict[str, str]) -> Iterator[LevyServer]:
+    """A server of a test module's own (other limits) on a fresh ``kind`` database;
+    stopped cleanly at the end."""
+    with fresh_database(kind, directory) as url:
+        srv = start_server(url, directory, extra_env=env)
+        try:
+            yield srv
+        finally:
+            assert srv.stop() == 0, srv.log()
+
+
+def raw_connect(srv: LevyServer) -> socket.socket:
+    """A bare TCP connection to the server's HTTP port (for requests no client library sends)."""
+    host, port = srv.http_url.removeprefix("http://").rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)))
+    sock.settimeout(10)
+    return sock
+
+
+def read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (a reset after its answer counts as closed)."""
+    out = b""
+    with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+        while chunk := sock.recv(65536):
+            out += chunk
+    return out
 
 
 @pytest.fixture(scope="session")

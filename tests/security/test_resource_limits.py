@@ -19,7 +19,7 @@ import orjson
 import pytest
 from sqlalchemy import text
 
-from levyserver import LevyServer, Tenant, create_tenant, fresh_database, start_server
+from levyserver import LevyServer, Tenant, create_tenant, own_server, raw_connect, read_until_closed
 from levytest import md
 from levy.store.db import create_engine, transaction
 from levy.v1 import customers_pb2, customers_pb2_grpc
@@ -47,13 +47,8 @@ LIMITS = {
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def limited(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LevyServer]:
-    directory = tmp_path_factory.mktemp("limits")
-    with fresh_database(request.param, directory) as url:
-        srv = start_server(url, directory, extra_env=LIMITS)
-        try:
-            yield srv
-        finally:
-            assert srv.stop() == 0, srv.log()
+    with own_server(request.param, tmp_path_factory.mktemp("limits"), LIMITS) as srv:
+        yield srv
 
 
 @pytest.fixture
@@ -62,22 +57,6 @@ def tenants(limited: LevyServer) -> tuple[Tenant, Tenant]:
 
 
 # ------------------------------------------------------------------ raw HTTP
-
-
-def _connect(srv: LevyServer) -> socket.socket:
-    host, port = srv.http_url.removeprefix("http://").rsplit(":", 1)
-    sock = socket.create_connection((host, int(port)))
-    sock.settimeout(10)
-    return sock
-
-
-def _read_until_closed(sock: socket.socket) -> bytes:
-    """Everything the server sends until it closes the connection (a reset after its answer counts as closed)."""
-    out = b""
-    with contextlib.suppress(ConnectionResetError, BrokenPipeError):
-        while chunk := sock.recv(65536):
-            out += chunk
-    return out
 
 
 def _send(sock: socket.socket, data: bytes) -> None:
@@ -108,13 +87,13 @@ def _request(path: str, headers: list[tuple[str, str]], body: bytes = b"", metho
 def test_headers_over_the_size_limit_are_431_and_closed(limited: LevyServer, tenants: tuple[Tenant, Tenant]) -> None:
     key = tenants[0].key
     # 1 MB in one header, before any key is looked at.
-    with _connect(limited) as sock:
+    with raw_connect(limited) as sock:
         _send(sock, _request("/customers", [("X-Big", "a" * 1_000_000)]))
-        _assert_error(_read_until_closed(sock), 431, "request_header_fields_too_large")
+        _assert_error(read_until_closed(sock), 431, "request_header_fields_too_large")
     # Just over: a request line of 20 bytes, "Host: levy" (14) and a 4100-byte header.
-    with _connect(limited) as sock:
+    with raw_connect(limited) as sock:
         _send(sock, _request("/customers", [("X-API-Key", key), ("X-Pad", "a" * 4100)]))
-        _assert_error(_read_until_closed(sock), 431, "request_header_fields_too_large")
+        _assert_error(read_until_closed(sock), 431, "request_header_fields_too_large")
     # Under it the same request is served: 3000 + the rest stays below 4096 bytes.
     with httpx.Client(base_url=limited.http_url, timeout=10) as c:
         assert c.get("/customers", headers={"X-API-Key": key, "X-Pad": "a" * 3000}).status_code == 200
@@ -122,22 +101,22 @@ def test_headers_over_the_size_limit_are_431_and_closed(limited: LevyServer, ten
 
 def test_too_many_headers_are_431(limited: LevyServer, tenants: tuple[Tenant, Tenant]) -> None:
     key = tenants[0].key
-    with _connect(limited) as sock:
+    with raw_connect(limited) as sock:
         _send(sock, _request("/customers", [(f"X-H{i}", "v") for i in range(5000)]))
-        _assert_error(_read_until_closed(sock), 431, "request_header_fields_too_large")
+        _assert_error(read_until_closed(sock), 431, "request_header_fields_too_large")
     # Host, the key, Connection and 17 more: 20 fields, the limit itself, are served; 21 are not.
     fields = [("X-API-Key", key), ("Connection", "close"), *((f"X-H{i}", "v") for i in range(MAX_HEADER_COUNT - 3))]
-    with _connect(limited) as sock:
+    with raw_connect(limited) as sock:
         sock.sendall(_request("/customers", fields))
-        assert _response(_read_until_closed(sock))[0] == 200
-    with _connect(limited) as sock:
+        assert _response(read_until_closed(sock))[0] == 200
+    with raw_connect(limited) as sock:
         _send(sock, _request("/customers", [*fields, ("X-One-More", "v")]))
-        _assert_error(_read_until_closed(sock), 431, "request_header_fields_too_large")
+        _assert_error(read_until_closed(sock), 431, "request_header_fields_too_large")
 
 
 def test_an_endless_header_is_cut_off_at_the_limit(limited: LevyServer) -> None:
     """A header that never ends is refused once the limit is passed, not buffered to its end."""
-    with _connect(limited) as sock:
+    with raw_connect(limited) as sock:
         sock.sendall(b"GET /customers HTTP/1.1\r\nHost: levy\r\nX-Endless: ")
         sent = 0
         with contextlib.suppress(ConnectionResetError, BrokenPipeError):
@@ -146,17 +125,17 @@ def test_an_endless_header_is_cut_off_at_the_limit(limited: LevyServer) -> None:
                 sent += 1024
                 if sent % 8192 == 0:
                     time.sleep(0.05)  # let the server read what was sent
-        raw = _read_until_closed(sock)
+        raw = read_until_closed(sock)
     _assert_error(raw, 431, "request_header_fields_too_large")
     assert sent < 1_000_000  # the server closed the connection long before the client was done
 
 
 def test_a_partial_head_is_408_and_closed_after_the_header_timeout(limited: LevyServer) -> None:
     for partial in (b"GET /customers HTTP/1.1\r\nHost: levy\r\nX-Slow: abc", b""):
-        with _connect(limited) as sock:
+        with raw_connect(limited) as sock:
             started = time.monotonic()
             _send(sock, partial)
-            raw = _read_until_closed(sock)
+            raw = read_until_closed(sock)
             waited = time.monotonic() - started
         _assert_error(raw, 408, "request_timeout")
         assert HEADER_TIMEOUT - 0.1 < waited < HEADER_TIMEOUT + 2
@@ -165,7 +144,7 @@ def test_a_partial_head_is_408_and_closed_after_the_header_timeout(limited: Levy
 def test_a_head_trickled_a_byte_at_a_time_is_closed_at_the_header_timeout(limited: LevyServer) -> None:
     """The timeout runs from the head's first byte: sending a byte now and then does not extend it."""
     head = _request("/customers", [("X-Slow", "a" * 100)])
-    with _connect(limited) as sock:
+    with raw_connect(limited) as sock:
         started = time.monotonic()
         with contextlib.suppress(ConnectionResetError, BrokenPipeError):
             for byte in head[:-1]:
@@ -173,7 +152,7 @@ def test_a_head_trickled_a_byte_at_a_time_is_closed_at_the_header_timeout(limite
                 time.sleep(0.1)
                 if time.monotonic() - started > HEADER_TIMEOUT + 2:
                     break
-        raw = _read_until_closed(sock)
+        raw = read_until_closed(sock)
         waited = time.monotonic() - started
     _assert_error(raw, 408, "request_timeout")
     assert waited < HEADER_TIMEOUT + 2
@@ -204,7 +183,7 @@ def test_slow_bodies_hold_no_place_and_are_408_at_the_body_deadline(
     socks = []
     try:
         for _ in range(MAX_CONCURRENT + 1):
-            sock = _connect(limited)
+            sock = raw_connect(limited)
             sock.sendall(_request("/customers", [("X-API-Key", slow.key), ("Content-Type", "application/json"),
                                                  ("Content-Length", "100000")], b"{", method="POST"))
             socks.append(sock)
@@ -215,7 +194,7 @@ def test_slow_bodies_hold_no_place_and_are_408_at_the_body_deadline(
             r = c.get("/customers", headers={"X-API-Key": other.key})
         assert r.status_code == 200, r.text
         for sock in socks:
-            _assert_error(_read_until_closed(sock), 408, "request_timeout")
+            _assert_error(read_until_closed(sock), 408, "request_timeout")
         assert time.monotonic() - started < BODY_TIMEOUT + 1
     finally:
         for sock in socks:

@@ -18,6 +18,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from levy.app.customers import certificate_of
 from levy.domain import console as rules
 from levy.domain import ids
 from levy.domain.errors import (
@@ -25,17 +26,22 @@ from levy.domain.errors import (
     ErrorCollector,
     FailedPrecondition,
     NotFound,
+    PermissionDenied,
     RateLimited,
     Unauthenticated,
     ValidationFailed,
 )
 from levy.domain.ratelimit import Limit
 from levy.store.console import AuditRecord, SessionRecord, SqlConsole, UserRecord
+from levy.store.customers import SqlCustomers
+from levy.store.organization import lock_organization
 
 _hasher = PasswordHasher()
 # Verified when the email is unknown, so that a wrong email takes as long as a wrong password.
 _DUMMY_HASH = _hasher.hash("levy-console-no-such-user")
 SIGN_IN_FAILED = "The email or password is wrong."
+SIGN_IN_AMBIGUOUS = ("This email and password open accounts in several organizations. Ask an operator to set "
+                     "another password on one of them (levy users set-password --organization ORG).")
 
 
 def utcnow() -> datetime:
@@ -80,7 +86,9 @@ async def create_user(conn: AsyncConnection, org: str, email: str, role: str,
         rules.check_password(password, email, errors)
     errors.raise_any()
     store = SqlConsole(conn)
-    if await store.user_by_email(email) is not None:
+    # Only this organization's users are looked at: whether another organization uses the
+    # address is never told (it gets an account of its own here).
+    if await store.user_by_email(org, email) is not None:
         raise Conflict(f"A console user with the email {email} exists.", pointer="/email")
     one_time = None
     if password is None:
@@ -98,23 +106,36 @@ async def list_users(conn: AsyncConnection, org: str) -> list[UserRecord]:
 
 
 async def remove_user(conn: AsyncConnection, org: str, user_id: str, *, acting: UserRecord) -> UserRecord:
+    """Remove a user of ``org``; their sessions end. The organization's row is locked
+    first (as revoking an API key does), so that removals are serialised: the acting
+    admin must still be an admin, and the organization's last admin stays (422)."""
+    if await lock_organization(conn, org) is None:
+        raise NotFound(f"No organization {org}.")
     store = SqlConsole(conn)
     user = await store.user(org, user_id)
     if user is None:
         raise NotFound(f"No console user {user_id}.")
     if user.id == acting.id:
         raise FailedPrecondition("You cannot remove yourself; ask another admin.")
+    current = await store.user(org, acting.id)
+    if current is None or not rules.ROLES[current.role][0]:
+        raise PermissionDenied("Your account is no longer an admin of this organization.")
+    if rules.ROLES[user.role][0] and await store.count_admins(org) <= 1:
+        raise FailedPrecondition(f"{user.email} is the organization's last admin and cannot be removed.")
     await store.delete_user(user.id)
     return user
 
 
 async def change_password(conn: AsyncConnection, user: UserRecord, session_id: str, current: str, new: str,
                           confirm: str) -> None:
-    """Change ``user``'s password after checking the current one; the user's other
-    sessions end."""
+    """Change ``user``'s password after checking the current one (the new one must
+    differ from it); the user's other sessions end. The caller throttles attempts."""
     errors = ErrorCollector()
     if not await _verify(user.password_hash, current):
         errors.errors.append(ValidationFailed("The current password is wrong.", pointer="/current_password"))
+    elif new == current:
+        errors.errors.append(ValidationFailed("The new password is the current one; choose another.",
+                                              pointer="/new_password"))
     rules.check_password(new, user.email, errors, "/new_password")
     if new != confirm:
         errors.errors.append(ValidationFailed("The two new passwords differ.", pointer="/confirm_password"))
@@ -125,11 +146,12 @@ async def change_password(conn: AsyncConnection, user: UserRecord, session_id: s
     await store.delete_sessions_of(user.id, keep=session_id)
 
 
-async def set_password(conn: AsyncConnection, email: str, password: str) -> UserRecord:
-    """The operator's reset (``levy users set-password``): every session of the user ends."""
+async def set_password(conn: AsyncConnection, org: str, email: str, password: str) -> UserRecord:
+    """The operator's reset (``levy users set-password``) of ``org``'s user: every session
+    of the user ends."""
     email = rules.normalize_email(email)
     store = SqlConsole(conn)
-    user = await store.user_by_email(email)
+    user = await store.user_by_email(org, email)
     if user is None:
         raise NotFound(f"No console user {email}.")
     errors = ErrorCollector()
@@ -160,26 +182,44 @@ class SignInThrottle:
         self.per_address = Limit(per_address / 60.0, per_address) if per_address > 0 else None
 
     async def check(self, email: str, peer: str) -> None:
-        for subject, limit, what in (("console-signin-addr:" + peer, self.per_address, "this address"),
-                                     ("console-signin-acct:" + email, self.per_account, "this account")):
+        await self._hit((("console-signin-addr:" + peer, self.per_address, "sign-in attempts for this address"),
+                         ("console-signin-acct:" + email, self.per_account, "sign-in attempts for this account")))
+
+    async def check_password_change(self, user_id: str) -> None:
+        """Password changes (which check the current password) at the per-account rate,
+        counted apart from sign-ins: a stolen session guesses no faster than sign-in."""
+        await self._hit((("console-password:" + user_id, self.per_account, "password attempts for this account"),))
+
+    async def _hit(self, subjects: tuple[tuple[str, Limit | None, str], ...]) -> None:
+        for subject, limit, what in subjects:
             if limit is None:
                 continue
             decision = await self.limiter.hit(subject, limit)
             if not decision.allowed:
                 retry = decision.retry_after_seconds
-                raise RateLimited(f"Too many sign-in attempts for {what}. Try again in {retry} second(s).",
+                raise RateLimited(f"Too many {what}. Try again in {retry} second(s).",
                                   retry_after=retry, limit=decision.limit)
 
 
 async def sign_in(conn: AsyncConnection, email: str, password: str, *, session_hours: float) -> SignIn:
     """A new session for the user with these credentials, or Unauthenticated (the
-    same answer for an unknown email and a wrong password)."""
+    same answer for an unknown email and a wrong password).
+
+    An email may have an account in several organizations: the one whose password
+    matches is signed in (the hashes are checked at once, so that the time taken
+    hardly depends on how many there are). Should one password open several, the
+    person is asked to make them differ."""
     email = rules.normalize_email(email)
     store = SqlConsole(conn)
-    user = await store.user_by_email(email)
-    ok = await _verify(user.password_hash if user else _DUMMY_HASH, password)
-    if user is None or not ok:
+    accounts = await store.users_by_email(email)
+    checked = await asyncio.gather(*(_verify(u.password_hash, password) for u in accounts)) if accounts else \
+        [await _verify(_DUMMY_HASH, password)]
+    matching = [u for u, ok in zip(accounts, checked) if ok]
+    if len(matching) > 1:
+        raise Unauthenticated(SIGN_IN_AMBIGUOUS)
+    if not matching:
         raise Unauthenticated(SIGN_IN_FAILED)
+    user = matching[0]
     now = utcnow()
     token = rules.new_token()
     session = SessionRecord(id=rules.token_hash(token), user_id=user.id, csrf_token=rules.new_token(),
@@ -218,18 +258,25 @@ async def audit_page(conn: AsyncConnection, org: str, before: str | None, limit:
 # ------------------------------------------------------------------ certificate documents
 
 
-async def _owned_certificate(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str) -> None:
-    from levy.store.customers import SqlCustomers
-
-    if await SqlCustomers(conn).certificate(org, customer_id, certificate_id) is None:
+async def _owned_certificate(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str, *,
+                             lock: bool = False) -> None:
+    store = SqlCustomers(conn)
+    if lock:
+        # The customer's row lock, which every certificate write takes first (the API's
+        # DeleteExemptionCertificate and DeleteCustomer too): uploads to one certificate and
+        # its deletion are serialised, and the certificate is read after the lock is held.
+        await certificate_of(store, org, customer_id, certificate_id)
+    elif await store.certificate(org, customer_id, certificate_id) is None:
         raise NotFound(f"No certificate {certificate_id} for customer {customer_id}.")
 
 
 async def attach_document(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str, filename: str,
                           data: bytes, max_bytes: int) -> dict[str, object]:
-    """Store the certificate's document (replacing one it had)."""
+    """Store the certificate's document (replacing one it had), holding the customer's
+    row lock: concurrent uploads replace each other in turn, and a document is never
+    stored for a certificate deleted meanwhile (404 instead)."""
     content_type = rules.document_type(data, max_bytes)
-    await _owned_certificate(conn, org, customer_id, certificate_id)
+    await _owned_certificate(conn, org, customer_id, certificate_id, lock=True)
     values: dict[str, object] = {
         "id": ids.new_id(ids.PREFIXES["certificate_document"]), "organization_id": org, "certificate_id": certificate_id,
         "filename": rules.document_filename(filename, content_type), "content_type": content_type,

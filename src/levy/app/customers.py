@@ -247,7 +247,9 @@ async def list_certificates(
     return await store.certificate_page(org, customer_id, page.limit, page.starting_after)
 
 
-async def _certificate(store: SqlCustomers, org: str, customer_id: str, certificate_id: str) -> Certificate:
+async def certificate_of(store: SqlCustomers, org: str, customer_id: str, certificate_id: str) -> Certificate:
+    """The certificate, read once its active customer's row is locked (as every write
+    of a customer's certificates and documents does first)."""
     await active_customer(store, org, customer_id, lock=True)
     cert = await store.certificate(org, customer_id, certificate_id)
     if cert is None:
@@ -260,7 +262,7 @@ async def update_certificate(
 ) -> Certificate:
     """Partial update: fields not given (or null) keep their value."""
     store = SqlCustomers(conn)
-    cert = await _certificate(store, org, customer_id, certificate_id)
+    cert = await certificate_of(store, org, customer_id, certificate_id)
     f = validate_certificate(raw, create=False, current=cert)
     changes: dict[str, Any] = {
         k: getattr(f, k) for k in ("jurisdiction", "exemption_type", "status", "starts_at", "expires_at")
@@ -277,7 +279,7 @@ async def update_certificate(
 
 async def remove_certificate(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str) -> None:
     store = SqlCustomers(conn)
-    await _certificate(store, org, customer_id, certificate_id)
+    await certificate_of(store, org, customer_id, certificate_id)
     await store.delete_certificates(org, customer_id, certificate_id)
     await store.update(org, customer_id, {"exemption_updated_at": utcnow()})
 

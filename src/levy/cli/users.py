@@ -38,8 +38,9 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_list)
 
     p = usub.add_parser("set-password", help="Set a user's password from a prompt (ends their sessions).",
-                        description="Set a console user's password, read from the terminal; every session of "
-                        "the user ends.")
+                        description="Set the password of the organization's console user with this email "
+                        "(an email may have an account in several organizations), read from the terminal; every "
+                        "session of the user ends.")
     p.add_argument("--email", required=True, help="The user's email address.")
     add_organization(p)
     p.set_defaults(func=_set_password)
@@ -99,6 +100,6 @@ async def _set_password(args: argparse.Namespace) -> int:
         return 2
 
     async def fn(conn: Any, org: str) -> None:
-        await console.set_password(conn, args.email, password)
+        await console.set_password(conn, org, args.email, password)
 
     return await run_in_organization(args, fn, write=True)

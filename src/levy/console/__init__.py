@@ -10,7 +10,9 @@ are ``levy.app.console``.
 
 Security: session cookie HttpOnly, SameSite=Strict, Secure when
 LEVY_CONSOLE_SECURE_COOKIES, with an expiry; a CSRF token on every form (the
-session's, or a double-submit cookie on the sign-in form); a strict
+session's, or a double-submit cookie on the sign-in form) and, when the browser
+sends one, an ``Origin`` naming this host; bodies read only after those checks,
+within the API's body deadline and the limits of ``levy.console.http``; a strict
 Content-Security-Policy (no inline script or style); another organization's
 objects answer 404 because every call runs as the user's organization.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -34,6 +35,7 @@ from levy.domain.errors import (
 )
 from levy.domain.exemptions import CERTIFICATE_STATUSES, EXEMPTION_TYPES
 from levy.domain.ids import new_ulid
+from levy.domain.money import currency_exponent
 from levy.domain.settings import CERTIFICATE_TREATMENTS
 from levy.domain.pagination import page_request
 from levy.domain.periods import calendar_months, trailing_months
@@ -42,17 +44,22 @@ from levy.transport.peer import client_address
 from levy.v1 import calculations_pb2, customers_pb2, filings_pb2, organization_pb2, transactions_pb2
 
 from levy.console.http import (
+    BodyTimeout,
+    STALE_FORM,
     BodyTooLarge,
+    FormRefused,
     Receive,
     Request,
     Response,
     Scope,
     Send,
     parse_cookies,
+    check_declared_size,
     parse_form,
     read_body,
     redirect,
     same,
+    same_origin,
     send_response,
 )
 
@@ -61,7 +68,9 @@ access_log = logging.getLogger("levy.access")
 
 SESSION_COOKIE = "levy_session"
 SIGN_IN_CSRF_COOKIE = "levy_signin_csrf"
-FORM_LIMIT = 65_536
+FORM_LIMIT = 65_536  # a form's body; forms with a file may carry LEVY_CONSOLE_MAX_UPLOAD_BYTES more
+PARSE_ON_LOOP_BYTES = 262_144  # larger bodies are parsed on a worker thread
+STALE_SIGN_IN = "This form's security token is missing or stale; try again."
 STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                 ".svg": "image/svg+xml"}
 
@@ -106,8 +115,8 @@ class Console:
         )
         self.templates.globals["prefix"] = prefix
         self.templates.filters["when"] = _when
-        self.templates.filters["dollars"] = _dollars
-        self.routes: list[tuple[str, re.Pattern[str], View, bool]] = []  # method, path, view, writes
+        self.templates.filters["money"] = _money  # amount|money(currency), USD when none is given
+        self.routes: list[tuple[str, re.Pattern[str], View, bool, bool]] = []  # method, path, view, writes, uploads
         r = self._route
         r("GET", "/", self.home)
         r("POST", "/sign-out", self.sign_out)
@@ -119,12 +128,12 @@ class Console:
         r("GET", "/customers", self.customers)
         r("GET", "/customers/{customer_id}", self.customer)
         r("POST", "/customers/{customer_id}/restore", self.customer_restore, writes=True)
-        r("POST", "/customers/{customer_id}/certificates", self.certificate_create, writes=True)
+        r("POST", "/customers/{customer_id}/certificates", self.certificate_create, writes=True, uploads=True)
         r("POST", "/customers/{customer_id}/certificates/{certificate_id}/review", self.certificate_review,
           writes=True)
         r("GET", "/customers/{customer_id}/certificates/{certificate_id}/document", self.certificate_document)
         r("POST", "/customers/{customer_id}/certificates/{certificate_id}/document", self.certificate_upload,
-          writes=True)
+          writes=True, uploads=True)
         r("GET", "/organization", self.organization)
         r("POST", "/organization/settings", self.settings_update, writes=True)
         r("POST", "/organization/registrations", self.registration_create, writes=True)
@@ -145,9 +154,12 @@ class Console:
         r("POST", "/users", self.user_invite, writes=True)
         r("POST", "/users/{user_id}/remove", self.user_remove, writes=True)
 
-    def _route(self, method: str, template: str, view: View, *, writes: bool = False) -> None:
+    def _route(self, method: str, template: str, view: View, *, writes: bool = False,
+               uploads: bool = False) -> None:
+        """``writes``: refused for roles that may not write; ``uploads``: the form may carry
+        a certificate document (its body may be LEVY_CONSOLE_MAX_UPLOAD_BYTES more)."""
         pattern = re.compile("^" + re.sub(r"\{([a-z_]+)\}", r"(?P<\1>[A-Za-z0-9_]+)", template) + "$")
-        self.routes.append((method, pattern, view, writes))
+        self.routes.append((method, pattern, view, writes, uploads))
 
     # ------------------------------------------------------------------ ASGI
 
@@ -179,37 +191,42 @@ class Console:
                               trust_forwarded_for=self.config.trust_forwarded_for)
         query = {k: v for k, v in _query(scope.get("query_string", b""))}
         req = Request(scope, method, path, {}, query, headers, parse_cookies(headers.get("cookie", "")), peer)
-        if method == "POST":
-            limit = self.config.console_max_upload_bytes + FORM_LIMIT
-            try:
-                body = await read_body(receive, limit)
-            except BodyTooLarge:
-                return self._page(413, "error.html", None, title="Too large",
-                                  detail=f"A form may carry at most {limit} bytes.")
-            req.form, req.files = parse_form(headers.get("content-type", ""), body)
+        # A POST's body is read only once everything that can refuse it without its
+        # content has been checked: the Origin, the session, the role, the declared size.
+        # Answers given before the body is read close the connection (the body is left unread).
+        if method == "POST" and not same_origin(headers, trust_forwarded_host=self.config.trust_forwarded_for):
+            return _unread(self._page(403, "error.html", None, title="Not allowed",
+                                      detail="This form was sent from another site."))
         if path == "/sign-in":
             if method == "GET":
                 return self._sign_in_form(req)
             if method == "POST":
-                return await self._sign_in(req)
+                if not req.cookies.get(SIGN_IN_CSRF_COOKIE):  # the double-submit cookie, before the body
+                    return _unread(self._sign_in_form(req, status=403, error=STALE_SIGN_IN))
+                refused = await self._read_form(req, receive, FORM_LIMIT)
+                return refused or await self._sign_in(req)
         signed = await self._session(req)
-        for m, pattern, view, writes in self.routes:
+        for m, pattern, view, writes, uploads in self.routes:
             match = pattern.match(path)
             if match is None:
                 continue
             if m != method:
                 continue
             if signed is None:
-                return redirect(f"{self.prefix}/sign-in")
+                resp = redirect(f"{self.prefix}/sign-in")
+                return _unread(resp) if method == "POST" else resp
             req.params = match.groupdict()
             if method == "POST":
-                if not same(req.form.get("csrf_token"), signed.session.csrf_token):
-                    return self._page(403, "error.html", signed, title="Form expired",
-                                      detail="This form's security token is missing or stale. "
-                                      "Go back, reload the page and try again.")
                 if writes and not signed.may_write:
-                    return self._page(403, "error.html", signed, title="Not allowed",
-                                      detail=f"Your role ({signed.user.role}) can look but not change anything.")
+                    return _unread(self._page(403, "error.html", signed, title="Not allowed",
+                                              detail=f"Your role ({signed.user.role}) can look but not change "
+                                              "anything."))
+                limit = self.config.console_max_upload_bytes + FORM_LIMIT if uploads else FORM_LIMIT
+                refused = await self._read_form(req, receive, limit, signed)
+                if refused is not None:
+                    return refused
+                if not same(req.form.get("csrf_token"), signed.session.csrf_token):
+                    return self._page(403, "error.html", signed, title="Form expired", detail=STALE_FORM)
             if signed.user.must_change_password and view not in (self.password_form, self.password_change,
                                                                   self.sign_out):
                 return redirect(f"{self.prefix}/password")
@@ -220,7 +237,29 @@ class Console:
             except PermissionDenied:
                 return self._page(403, "error.html", signed, title="Not allowed",
                                   detail=f"Your role ({signed.user.role}) cannot do this.")
-        return self._page(404, "error.html", signed, title="Not found", detail="There is no such page.")
+        resp = self._page(404, "error.html", signed, title="Not found", detail="There is no such page.")
+        return _unread(resp) if method == "POST" else resp
+
+    async def _read_form(self, req: Request, receive: Receive, limit: int,
+                         signed: Signed | None = None) -> Response | None:
+        """Read and parse the POST body into ``req.form`` and ``req.files``, or the answer
+        refusing it: over ``limit`` bytes (declared or counted) 413, not received within
+        LEVY_BODY_READ_TIMEOUT_SECONDS 408, too many parts or too large a field 413, a
+        file before the session's CSRF token 403, malformed 400. A large body is parsed
+        on a worker thread, not the event loop."""
+        try:
+            check_declared_size(req.headers, limit)
+            content_type = req.headers.get("content-type", "")
+            body = await read_body(receive, limit, self.config.body_read_timeout_seconds, content_type=content_type)
+            token = signed.session.csrf_token if signed else None
+            if len(body) > PARSE_ON_LOOP_BYTES:
+                req.form, req.files = await asyncio.to_thread(parse_form, content_type, body, token=token)
+            else:
+                req.form, req.files = parse_form(content_type, body, token=token)
+        except FormRefused as e:
+            resp = self._page(e.status, "error.html", signed, title=e.title, detail=e.detail)
+            return _unread(resp) if isinstance(e, (BodyTooLarge, BodyTimeout)) else resp
+        return None
 
     # ------------------------------------------------------------------ helpers
 
@@ -282,8 +321,7 @@ class Console:
     async def _sign_in(self, req: Request) -> Response:
         email = rules.normalize_email(req.form.get("email", ""))
         if not same(req.form.get("csrf_token"), req.cookies.get(SIGN_IN_CSRF_COOKIE)):
-            return self._sign_in_form(req, status=403, email=email,
-                                      error="This form's security token is missing or stale; try again.")
+            return self._sign_in_form(req, status=403, email=email, error=STALE_SIGN_IN)
         try:
             await self.throttle.check(email, req.peer)
             async with self.services.uow(write=True) as conn:
@@ -319,10 +357,15 @@ class Console:
     async def password_change(self, req: Request, signed: Signed) -> Response:
         f = req.form
         try:
+            await self.throttle.check_password_change(signed.user.id)
             async with self.services.uow(write=True) as conn:
                 await people.change_password(conn, signed.user, signed.session.id, f.get("current_password", ""),
                                              f.get("new_password", ""), f.get("confirm_password", ""))
                 await people.record(conn, signed.user, "password.changed", signed.user.id)
+        except RateLimited as e:
+            resp = await self.password_form(req, signed, errors={"current_password": e.detail}, status=429)
+            resp.headers.append((b"retry-after", str(e.retry_after).encode()))
+            return resp
         except LevyError as e:
             return await self.password_form(req, signed, errors=_errors(e), status=422)
         async with self.services.uow() as conn:
@@ -765,7 +808,7 @@ class Console:
                                                 acting=signed.user)
                 await people.record(conn, signed.user, "user.removed", user.id, user.email)
         except LevyError as e:
-            if isinstance(e, NotFound):
+            if isinstance(e, (NotFound, PermissionDenied)):
                 raise
             return await self.users(req, signed, errors=_errors(e), status=422)
         return redirect(f"{self.prefix}/users")
@@ -806,13 +849,33 @@ def _bars(items: list[tuple[str, Any]], *, pitch: int = 28, bar: int = 20) -> di
                      for i, ((label, _), a) in enumerate(zip(items, amounts))]}
 
 
-def _dollars(minor: Any) -> str:
-    """Integer minor units (cents, as a string or int) shown as dollars: '123456' -> '$1,234.56'."""
+#: Symbols shown before an amount; other currencies show their ISO 4217 code ("CAD 12.50").
+CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
+
+
+def _money(minor: Any, currency: Any = "USD") -> str:
+    """Integer minor units (as a string or int) in ``currency``, with its ISO 4217 exponent:
+    ('123456', 'USD') -> '$1,234.56', ('10000', 'JPY') -> '¥10,000', ('1500', 'BHD') -> 'BHD 1.500'.
+    A currency without a known exponent shows the minor units as they are, with its code."""
     if minor in (None, ""):
         return "—"
-    cents = int(minor)
-    sign = "-" if cents < 0 else ""
-    return f"{sign}${abs(cents) // 100:,}.{abs(cents) % 100:02d}"
+    amount = int(minor)
+    code = str(currency or "USD").upper()
+    try:
+        exponent = currency_exponent(code)
+    except LevyError:
+        return f"{code} {amount:,}".strip()
+    sign = "-" if amount < 0 else ""
+    whole, fraction = divmod(abs(amount), 10**exponent)
+    text = f"{whole:,}" + (f".{fraction:0{exponent}d}" if exponent else "")
+    symbol = CURRENCY_SYMBOLS.get(code)
+    return f"{sign}{symbol}{text}" if symbol else f"{sign}{code} {text}"
+
+
+def _unread(resp: Response) -> Response:
+    """``resp`` closing the connection: answered before the request's body was read."""
+    resp.headers.append((b"connection", b"close"))
+    return resp
 
 
 def _static(name: str) -> Response:

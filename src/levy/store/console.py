@@ -57,9 +57,15 @@ class SqlConsole:
     async def insert_user(self, rec: UserRecord) -> None:
         await self.conn.execute(insert(console_users).values(**_values(rec)))
 
-    async def user_by_email(self, email: str) -> UserRecord | None:
-        row = (await self.conn.execute(select(console_users).where(console_users.c.email == email))).first()
+    async def user_by_email(self, org: str, email: str) -> UserRecord | None:
+        q = select(console_users).where(console_users.c.organization_id == org, console_users.c.email == email)
+        row = (await self.conn.execute(q)).first()
         return UserRecord(**row._mapping) if row else None
+
+    async def users_by_email(self, email: str) -> list[UserRecord]:
+        """The accounts of ``email`` in every organization (oldest first)."""
+        q = select(console_users).where(console_users.c.email == email).order_by(console_users.c.created_at)
+        return [UserRecord(**r._mapping) for r in (await self.conn.execute(q)).all()]
 
     async def user(self, org: str, user_id: str) -> UserRecord | None:
         q = select(console_users).where(console_users.c.id == user_id, console_users.c.organization_id == org)

@@ -1,7 +1,7 @@
 """The web console (issue 21): its users, their sessions, and the audit log of what
 they did. Users belong to one organization with a role (``admin`` or ``member``)."""
 
-from sqlalchemy import Boolean, Column, ForeignKey, Index, Integer, LargeBinary, String, Table
+from sqlalchemy import Boolean, Column, ForeignKey, Index, Integer, LargeBinary, String, Table, UniqueConstraint
 
 from levy.store.tables.base import UtcDateTime, id_column_type, metadata
 
@@ -10,8 +10,10 @@ console_users = Table(
     metadata,
     Column("id", id_column_type(), primary_key=True),
     Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
-    # Lower-cased; unique across organizations (one sign-in form for all).
-    Column("email", String(320), nullable=False, unique=True),
+    # Lower-cased; unique in its organization (one sign-in form for all: sign-in finds the
+    # account of that email whose password matches). Issue 30: unique across organizations,
+    # inviting an address told the inviting admin that another organization used it.
+    Column("email", String(320), nullable=False),
     # argon2id, PHC string form.
     Column("password_hash", String(200), nullable=False),
     Column("role", String(16), nullable=False),
@@ -20,6 +22,8 @@ console_users = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
     Index(None, "organization_id", "id"),
+    UniqueConstraint("organization_id", "email"),
+    Index(None, "email"),
 )
 
 console_sessions = Table(
