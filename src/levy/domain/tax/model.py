@@ -104,6 +104,8 @@ class LineInput:
     ship_from_label: str = ""  # e.g. "location loc_..." or "the line's ship_from address"
     ship_from_pointer: str = ""  # JSON pointer of the address for resolution errors
     ship_from_location: str = ""  # the location's id when the ship-from is a business location
+    # Levy extension (issue 31): the line's amount includes its tax (tax_behavior "inclusive").
+    inclusive: bool = False
 
 
 @value
@@ -156,6 +158,9 @@ class LineResult:
     resolution: str = ""
     # The sourcing rule applied (issue 19): "destination", "origin", "mixed"; "" when the line had no ship-from.
     sourcing: str = ""
+    # Issue 31: the line's amount included its tax; ``taxable_amount`` is then its price before tax
+    # (``taxable_amount + tax_amount`` = the amount less discounts).
+    inclusive: bool = False
 
 
 @value
