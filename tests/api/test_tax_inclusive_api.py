@@ -15,20 +15,19 @@ go one per row to the rows that lost most in rounding (taken back from those tha
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from datetime import date
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import grpc
 import httpx
 import pytest
-
-from levyserver import LevyServer, Tenant, create_tenant, fresh_database, start_server
+from levyserver import LevyServer, Tenant, create_tenant
+from rates_servers import server_with_records
 from test_calculations import Caller, _Sql, _wait_for, assert_consistent, calc_error
 from txn_api import Txn
+
 from levy.domain.tax.local_rates import Component, LocalRecord
 from levy.v1 import calculations_pb2_grpc as pbg
 
@@ -50,28 +49,9 @@ RECORDS = [
 STATES = ("TX", "CA", "OR")
 
 
-async def _import_records(url: str) -> None:
-    from levy.app.rate_import import ParsedFile, import_files
-    from levy.store.db import create_engine
-
-    engine = create_engine(url, pool_size=1)
-    try:
-        async with engine.begin() as conn:
-            await import_files(conn, [ParsedFile(Path(SOURCE), "test", "e" * 64, date(2020, 1, 1), None, RECORDS,
-                                                 {"rows_read": len(RECORDS)})])
-    finally:
-        await engine.dispose()
-
-
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LevyServer]:
-    with fresh_database(request.param, tmp_path_factory.mktemp("incdb")) as url:
-        srv = start_server(url, tmp_path_factory.mktemp("inc-logs"), extra_env={"LEVY_RATES_REFRESH_SECONDS": "0.3"})
-        try:
-            asyncio.run(_import_records(url))
-            yield srv
-        finally:
-            assert srv.stop() == 0, srv.log()
+    yield from server_with_records(request.param, tmp_path_factory, SOURCE, RECORDS)
 
 
 @pytest.fixture(scope="module")

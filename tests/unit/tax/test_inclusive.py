@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tax_helpers import D, REG_ALL, mkline
+from tax_helpers import REG_ALL, D, mkline
 from test_properties import requests
 
 from levy.domain.tax.engine import _inclusive, calculate
