@@ -215,3 +215,16 @@ def test_full_credit_of_an_inclusive_sale(tx: Txn) -> None:
     (li,) = credit["line_items"]
     assert (credit["tax_amount"], li["tax_behavior"]) == ("434", "inclusive")
     assert figures(li) == figures(sale["line_items"][0])
+
+
+def test_update_recalculates_with_the_updates_tax_behavior(tx: Txn) -> None:
+    draft = tx.create({"type": "sale", "status": "draft", "transaction_date": DAY,
+                       "line_items": [item("a", "TX", "78701")]})
+    assert draft["tax_amount"] == "825"  # exclusive: 625 + 100 + 100
+    # tax_behavior changes the calculation: only with the full line_items.
+    errs = tx.update_raw(draft["id"], {"tax_behavior": "inclusive"})
+    assert errs[0] == 422 and [e["source"]["pointer"] for e in errs[1]["errors"]] == ["/tax_behavior"]
+    updated = tx.update(draft["id"], {"tax_behavior": "inclusive", "line_items": [item("a", "TX", "78701")]})
+    assert updated["tax_amount"] == "762"  # 10000 tax included at 8.25% (above)
+    assert updated["line_items"][0]["tax_behavior"] == "inclusive"
+    assert tx.get(draft["id"])["tax_amount"] == "762"
