@@ -228,3 +228,24 @@ def test_update_recalculates_with_the_updates_tax_behavior(tx: Txn) -> None:
     assert updated["tax_amount"] == "762"  # 10000 tax included at 8.25% (above)
     assert updated["line_items"][0]["tax_behavior"] == "inclusive"
     assert tx.get(draft["id"])["tax_amount"] == "762"
+
+
+def test_returns_count_sales_net_of_the_tax_they_include(tx: Txn, server: LevyServer, channel: grpc.Channel) -> None:
+    t = create_tenant(server.database_url)  # a tenant of its own: the report is only this sale
+    _Sql(server.database_url).register(t.organization_id, *STATES)
+    own = Txn(tx.transport, server, channel, t.key)
+    try:
+        own.create({"type": "sale", "status": "finalized", "transaction_date": DAY, "line_items": [
+            item("a", "TX", "78701", discounts=[{"id": "d", "amount": "1000"}], **INCLUSIVE)]})
+        r = own.http.get("/reports/liability", params={"from": "2026-05-01", "to": "2026-05-31"},
+                         headers={"X-API-Key": t.admin_key})
+    finally:
+        own.close()
+    assert r.status_code == 200, r.text
+    (texas,) = [s for s in r.json()["jurisdictions"] if s["jurisdiction"] == "US-ST-TX"]
+    # 10000 tax included, 1000 off: 9000 paid. P = 9000 / 1.0825 = 8314.09 -> 8314; tax 686 (8314 x 0.0625 =
+    # 519.625 -> 520, 83.14 -> 83 twice = 686). Before discounts 10000 includes 762 (above): gross sales
+    # 10000 - 762 = 9238, discounts 9238 - 8314 = 924, taxable 8314: the tax is in none of them.
+    # The state's row: tax 520.
+    assert (texas["gross_sales"], texas["discounts"], texas["taxable_sales"], texas["tax_calculated"]) == \
+        ("9238", "924", "8314", "520")

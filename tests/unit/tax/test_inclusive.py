@@ -168,3 +168,5 @@ def test_every_inclusive_line_adds_up_to_its_amount(inp, exemption_settings):
         if not e.is_sales_tax:
             # The exclusive run's taxable amount is the amount paid after discounts: price + tax.
             assert i.taxable_amount + i.tax_amount == e.taxable_amount
+            # The amount returns count as gross sales: the amount sent less the tax it includes.
+            assert i.amount + i.tax_amount_before_discounts == e.amount

@@ -335,7 +335,9 @@ def calculate(
         plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
                           how.detail if how is not None else "")
         if line.inclusive:
+            # Amounts before tax: the price (net) and the amount before discounts less the tax it includes.
             rows, tax, before, net = _inclusive_line_rows(plan, line.quantity, gross, net)
+            amount -= before
         else:
             rows, tax, before = _line_rows(plan, line.quantity, gross, net)
         discounts = _discount_results(line, share, max(0, before - tax))

@@ -150,7 +150,7 @@ class LineResult:
     tax_amount_before_discounts: int
     taxes: tuple[TaxRow, ...]
     discounts: tuple[DiscountResult, ...]
-    amount: int  # quantity x unit_price, rounded half up
+    amount: int  # quantity x unit_price, rounded half up (inclusive: less the tax it includes before discounts)
     taxable_amount: int  # amount less its own discounts and its share of discount_amount
     is_sales_tax: bool = False
     detail: str = ""
@@ -159,7 +159,8 @@ class LineResult:
     # The sourcing rule applied (issue 19): "destination", "origin", "mixed"; "" when the line had no ship-from.
     sourcing: str = ""
     # Issue 31: the line's amount included its tax; ``taxable_amount`` is then its price before tax
-    # (``taxable_amount + tax_amount`` = the amount less discounts).
+    # (``taxable_amount + tax_amount`` = the amount less discounts) and ``amount`` the amount before
+    # discounts less its tax before discounts, so that returns count sales net of the tax they include.
     inclusive: bool = False
 
 
