@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import hashlib
+from collections.abc import Iterator, Sequence
+from datetime import date
 from pathlib import Path
 
 import pytest
-
 from levyserver import LevyServer, fresh_database, start_server
 from test_calculations import _levy
+
+from levy.domain.tax.local_rates import LocalRecord
 
 
 def server_with_rates(kind: str, tmp_path_factory: pytest.TempPathFactory, *files: Path,
@@ -24,6 +28,33 @@ def server_with_rates(kind: str, tmp_path_factory: pytest.TempPathFactory, *file
             assert done.returncode == 0, done.stdout + done.stderr
         srv = start_server(url, tmp_path_factory.mktemp("rates-logs"))
         try:
+            yield srv
+        finally:
+            assert srv.stop() == 0, srv.log()
+
+
+async def _import_records(url: str, source: str, records: Sequence[LocalRecord]) -> None:
+    from levy.app.rate_import import ParsedFile, import_files
+    from levy.store.db import create_engine
+
+    engine = create_engine(url, pool_size=1)
+    try:
+        async with engine.begin() as conn:
+            await import_files(conn, [ParsedFile(Path(source), "test", hashlib.sha256(source.encode()).hexdigest(),
+                                                 date(2020, 1, 1), None, list(records), {"rows_read": len(records)})])
+    finally:
+        await engine.dispose()
+
+
+def server_with_records(kind: str, tmp_path_factory: pytest.TempPathFactory, source: str,
+                        records: Sequence[LocalRecord]) -> Iterator[LevyServer]:
+    """Yields a server (``kind``: "sqlite" or "postgres") on a database of its own with synthetic
+    ``records`` imported through the application's import path (as file ``source``); it re-reads
+    rate imports every 0.3 s, so wait for the records to be picked up."""
+    with fresh_database(kind, tmp_path_factory.mktemp("recordsdb")) as url:
+        srv = start_server(url, tmp_path_factory.mktemp("records-logs"), extra_env={"LEVY_RATES_REFRESH_SECONDS": "0.3"})
+        try:
+            asyncio.run(_import_records(url, source, records))
             yield srv
         finally:
             assert srv.stop() == 0, srv.log()

@@ -11,20 +11,28 @@ default location in Austin, TX (city 1% + MTA 1%) and one in Buda, TX (city 1%);
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
-from datetime import date
-from pathlib import Path
 from typing import Any
 
 import grpc
 import httpx
 import pytest
-
-from levyserver import LevyServer, Tenant, create_tenant, fresh_database, start_server
-from sourcing_cases import DAY, HOUSTON_ROWS, INTERSTATE, INTRASTATE, RECORDS, SOURCE, STATES, address, goods_line
+from levyserver import LevyServer, Tenant, create_tenant
+from rates_servers import server_with_records
+from sourcing_cases import (
+    DAY,
+    HOUSTON_ROWS,
+    INTERSTATE,
+    INTRASTATE,
+    RECORDS,
+    SOURCE,
+    STATES,
+    address,
+    goods_line,
+)
 from test_calculations import Caller, _Sql, _wait_for, assert_consistent
 from txn_api import Txn
+
 from levy.v1 import calculations_pb2_grpc as pbg
 from levy.v1 import filings_pb2 as fpb
 from levy.v1 import filings_pb2_grpc as fpbg
@@ -35,28 +43,9 @@ HOUSTON = ("TX", "77002")
 ALL = sorted({*STATES, "TX"})
 
 
-async def _import_records(url: str) -> None:
-    from levy.app.rate_import import ParsedFile, import_files
-    from levy.store.db import create_engine
-
-    engine = create_engine(url, pool_size=1)
-    try:
-        async with engine.begin() as conn:
-            await import_files(conn, [ParsedFile(Path(SOURCE), "test", "d" * 64, date(2020, 1, 1), None, RECORDS,
-                                                 {"rows_read": len(RECORDS)})])
-    finally:
-        await engine.dispose()
-
-
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LevyServer]:
-    with fresh_database(request.param, tmp_path_factory.mktemp("srcdb")) as url:
-        srv = start_server(url, tmp_path_factory.mktemp("src-logs"), extra_env={"LEVY_RATES_REFRESH_SECONDS": "0.3"})
-        try:
-            asyncio.run(_import_records(url))
-            yield srv
-        finally:
-            assert srv.stop() == 0, srv.log()
+    yield from server_with_records(request.param, tmp_path_factory, SOURCE, RECORDS)
 
 
 def _tenant(server: LevyServer) -> Tenant:

@@ -130,6 +130,8 @@ async def prepare(
     on = _utc(fields.transaction_date) if fields.HasField("transaction_date") else None
     if on is not None:
         attempt(check_transaction_date, on)
+    inclusive = bool(attempt(line_rules.is_inclusive, fields.tax_behavior if fields.HasField("tax_behavior") else None,
+                             False, "/tax_behavior"))
     items = list(fields.line_items)
     if not items and require_lines:
         errors.append(ValidationFailed("At least one line item is required.", pointer="/line_items", type="missing"))
@@ -148,7 +150,8 @@ async def prepare(
     origins = Origins(locations, (on or datetime.now(UTC)).date())
     lines: list[LineInput] = []
     for i, li in enumerate(items):
-        line = attempt(_line, i, li, product_rows, customer_rows, default_codes.category, details, origins)
+        line = attempt(_line, i, li, product_rows, customer_rows, default_codes.category, details, origins,
+                       inclusive)
         if line is not None:
             lines.append(line)
             details.lines[i] = line
@@ -234,6 +237,7 @@ def _line(
     default_category: str | None,
     details: CalculationDetails,
     origins: Origins,
+    inclusive: bool = False,
 ) -> LineInput:
     """One request line -> LineInput: parses its fields, reads its presets, and
     leaves what they mean to :mod:`levy.domain.tax.line_rules`. Every problem of
@@ -308,11 +312,13 @@ def _line(
                 details.merged_into[i] = match.merged_into
 
     ship_from = origins.of(li, p, errs)
+    if has("tax_behavior"):
+        inclusive = bool(attempt(line_rules.is_inclusive, li.tax_behavior, inclusive, f"{p}/tax_behavior"))
     if errs:
         raise ValidationFailed.many(errs)  # type: ignore[arg-type]
     return LineInput(li.id, quantity, unit_price, sold.category, sold.attributes, sold.is_sales_tax,
                      sold.marked_product, sold.sales_tax_violation, address, tuple(discounts), line_discount,
-                     line_vendor, match.exemption, match.detail, p, *ship_from)
+                     line_vendor, match.exemption, match.detail, p, *ship_from, inclusive=inclusive)
 
 
 def _address(a: Any) -> Address:

@@ -79,7 +79,7 @@ WRITABLE = input_names(pb.Transaction.DESCRIPTOR)
 #: Fixed at creation.
 CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source", "flat_amount")
 #: Change the calculation: draft only, and together with ``line_items``.
-CALCULATION_FIELDS = ("currency", "discount_amount", "vendor_discount_amount", "transaction_date")
+CALCULATION_FIELDS = ("currency", "discount_amount", "vendor_discount_amount", "transaction_date", "tax_behavior")
 _LINE_OUTPUTS = output_only_names(pb.TransactionLineItem.DESCRIPTOR)
 
 
@@ -91,15 +91,20 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _line_input(li: pb.TransactionLineItem) -> tuple[bytes, pb.TransactionLineItem]:
+def _line_input(li: pb.TransactionLineItem, tax_behavior: str | None = None) -> tuple[bytes, pb.TransactionLineItem]:
     """The request line as received (its input fields), stored and echoed back: serialized
-    and as the message (the request's own when it sets no output field, as it usually does not)."""
-    if not any(f.name in _LINE_OUTPUTS for f, _ in li.ListFields()):
+    and as the message (the request's own when it sets no output field, as it usually does not).
+    ``tax_behavior``: the transaction's, stored on a line that sends none (issue 31: each line
+    keeps the behaviour it was taxed with)."""
+    inherit = tax_behavior is not None and not li.HasField("tax_behavior")
+    if not inherit and not any(f.name in _LINE_OUTPUTS for f, _ in li.ListFields()):
         return li.SerializeToString(deterministic=True), li
     clean = pb.TransactionLineItem()
     clean.CopyFrom(li)
     for name in _LINE_OUTPUTS:
         clean.ClearField(name)
+    if inherit:
+        clean.tax_behavior = tax_behavior
     return clean.SerializeToString(deterministic=True), clean
 
 
@@ -170,7 +175,7 @@ async def compute_lines(
     result = run_engine(ctx, prepared, plan.split.engine_lines, shape=False)
     stored = []
     for tl, res in zip(plan.split.goods, result.lines, strict=True):
-        data, line_msg = _line_input(msg.line_items[tl.index])
+        data, line_msg = _line_input(msg.line_items[tl.index], msg.tax_behavior if msg.HasField("tax_behavior") else None)
         stored.append(StoredLine(data, res, details.customer_ids.get(tl.index), details.product_ids.get(tl.index),
                                  ship_from=ship_from_used(tl.line), message=line_msg))
     collected = tuple(tl for tl in tlines if tl.is_sales_tax)

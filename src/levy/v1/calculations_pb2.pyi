@@ -305,6 +305,7 @@ class LineItem(_message.Message):
     DISCOUNT_AMOUNT_FIELD_NUMBER: _builtins.int
     VENDOR_DISCOUNT_AMOUNT_FIELD_NUMBER: _builtins.int
     SHIP_FROM_FIELD_NUMBER: _builtins.int
+    TAX_BEHAVIOR_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Line identifier."""
     quantity: _builtins.str
@@ -315,6 +316,12 @@ class LineItem(_message.Message):
     """Discount on this line in minor units; reduces its taxable base."""
     vendor_discount_amount: _builtins.str
     """Vendor-funded discount on this line; does not reduce the base."""
+    tax_behavior: _builtins.str
+    """Levy extension: `exclusive` (the default: tax is added to the amount) or
+    `inclusive` (the amount, quantity x unit_price less discounts, already
+    includes the tax: taxable base + tax = amount). Without it the request's
+    `tax_behavior` applies. See docs/calculations.md.
+    """
     @_builtins.property
     def product(self) -> Global___LineProduct:
         """What is sold."""
@@ -347,10 +354,11 @@ class LineItem(_message.Message):
         discount_amount: _builtins.str | None = ...,
         vendor_discount_amount: _builtins.str | None = ...,
         ship_from: Global___ShipFrom | None = ...,
+        tax_behavior: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "id", b"id", "product", b"product", "quantity", b"quantity", "ship_from", b"ship_from", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_tax_behavior", b"_tax_behavior", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "id", b"id", "product", b"product", "quantity", b"quantity", "ship_from", b"ship_from", "tax_behavior", b"tax_behavior", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "ship_from", b"ship_from", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_tax_behavior", b"_tax_behavior", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "ship_from", b"ship_from", "tax_behavior", b"tax_behavior", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__discount_amount: _TypeAlias = _typing.Literal["discount_amount"]  # noqa: Y015
     _WhichOneofArgType__discount_amount: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount"]  # noqa: Y015
@@ -358,6 +366,8 @@ class LineItem(_message.Message):
     _WhichOneofArgType__id: _TypeAlias = _typing.Literal["_id", b"_id"]  # noqa: Y015
     _WhichOneofReturnType__quantity: _TypeAlias = _typing.Literal["quantity"]  # noqa: Y015
     _WhichOneofArgType__quantity: _TypeAlias = _typing.Literal["_quantity", b"_quantity"]  # noqa: Y015
+    _WhichOneofReturnType__tax_behavior: _TypeAlias = _typing.Literal["tax_behavior"]  # noqa: Y015
+    _WhichOneofArgType__tax_behavior: _TypeAlias = _typing.Literal["_tax_behavior", b"_tax_behavior"]  # noqa: Y015
     _WhichOneofReturnType__unit_price: _TypeAlias = _typing.Literal["unit_price"]  # noqa: Y015
     _WhichOneofArgType__unit_price: _TypeAlias = _typing.Literal["_unit_price", b"_unit_price"]  # noqa: Y015
     _WhichOneofReturnType__vendor_discount_amount: _TypeAlias = _typing.Literal["vendor_discount_amount"]  # noqa: Y015
@@ -368,6 +378,8 @@ class LineItem(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__id) -> _WhichOneofReturnType__id | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__quantity) -> _WhichOneofReturnType__quantity | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tax_behavior) -> _WhichOneofReturnType__tax_behavior | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__unit_price) -> _WhichOneofReturnType__unit_price | None: ...
     @_typing.overload
@@ -418,12 +430,17 @@ class CreateCalculationRequest(_message.Message):
     VENDOR_DISCOUNT_AMOUNT_FIELD_NUMBER: _builtins.int
     TRANSACTION_DATE_FIELD_NUMBER: _builtins.int
     LINE_ITEMS_FIELD_NUMBER: _builtins.int
+    TAX_BEHAVIOR_FIELD_NUMBER: _builtins.int
     currency: _builtins.str
     """ISO 4217 code (default `USD`)."""
     discount_amount: _builtins.str
     """Transaction-level discount in minor units; reduces the taxable base."""
     vendor_discount_amount: _builtins.str
     """Vendor-funded discount in minor units; does not reduce the base."""
+    tax_behavior: _builtins.str
+    """Levy extension: the `tax_behavior` of the lines that send none,
+    `exclusive` (the default) or `inclusive`.
+    """
     @_builtins.property
     def transaction_date(self) -> _timestamp_pb2.Timestamp:
         """Date of the transaction (default: now)."""
@@ -440,21 +457,26 @@ class CreateCalculationRequest(_message.Message):
         vendor_discount_amount: _builtins.str | None = ...,
         transaction_date: _timestamp_pb2.Timestamp | None = ...,
         line_items: _abc.Iterable[Global___LineItem] | None = ...,
+        tax_behavior: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_currency", b"_currency", "_discount_amount", b"_discount_amount", "_vendor_discount_amount", b"_vendor_discount_amount", "currency", b"currency", "discount_amount", b"discount_amount", "transaction_date", b"transaction_date", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_currency", b"_currency", "_discount_amount", b"_discount_amount", "_tax_behavior", b"_tax_behavior", "_vendor_discount_amount", b"_vendor_discount_amount", "currency", b"currency", "discount_amount", b"discount_amount", "tax_behavior", b"tax_behavior", "transaction_date", b"transaction_date", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_currency", b"_currency", "_discount_amount", b"_discount_amount", "_vendor_discount_amount", b"_vendor_discount_amount", "currency", b"currency", "discount_amount", b"discount_amount", "line_items", b"line_items", "transaction_date", b"transaction_date", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_currency", b"_currency", "_discount_amount", b"_discount_amount", "_tax_behavior", b"_tax_behavior", "_vendor_discount_amount", b"_vendor_discount_amount", "currency", b"currency", "discount_amount", b"discount_amount", "line_items", b"line_items", "tax_behavior", b"tax_behavior", "transaction_date", b"transaction_date", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__currency: _TypeAlias = _typing.Literal["currency"]  # noqa: Y015
     _WhichOneofArgType__currency: _TypeAlias = _typing.Literal["_currency", b"_currency"]  # noqa: Y015
     _WhichOneofReturnType__discount_amount: _TypeAlias = _typing.Literal["discount_amount"]  # noqa: Y015
     _WhichOneofArgType__discount_amount: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount"]  # noqa: Y015
+    _WhichOneofReturnType__tax_behavior: _TypeAlias = _typing.Literal["tax_behavior"]  # noqa: Y015
+    _WhichOneofArgType__tax_behavior: _TypeAlias = _typing.Literal["_tax_behavior", b"_tax_behavior"]  # noqa: Y015
     _WhichOneofReturnType__vendor_discount_amount: _TypeAlias = _typing.Literal["vendor_discount_amount"]  # noqa: Y015
     _WhichOneofArgType__vendor_discount_amount: _TypeAlias = _typing.Literal["_vendor_discount_amount", b"_vendor_discount_amount"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__currency) -> _WhichOneofReturnType__currency | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__discount_amount) -> _WhichOneofReturnType__discount_amount | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tax_behavior) -> _WhichOneofReturnType__tax_behavior | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__vendor_discount_amount) -> _WhichOneofReturnType__vendor_discount_amount | None: ...
 
@@ -561,6 +583,7 @@ class CalculatedLineItem(_message.Message):
     DISCOUNTS_FIELD_NUMBER: _builtins.int
     RESOLUTION_FIELD_NUMBER: _builtins.int
     SOURCING_FIELD_NUMBER: _builtins.int
+    TAX_BEHAVIOR_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Line identifier."""
     tax_amount: _builtins.str
@@ -580,6 +603,11 @@ class CalculatedLineItem(_message.Message):
     `destination`, `origin` or `mixed` (per row, see `Tax.sourcing`); empty
     when the line had no ship-from (neither its own nor a default location).
     """
+    tax_behavior: _builtins.str
+    """Levy extension: how the line was taxed, `exclusive` or `inclusive` (its
+    amount included the tax; its rows' `taxable_base` is then its price before
+    tax, and that price + `tax_amount` = the amount less discounts).
+    """
     @_builtins.property
     def taxes(self) -> _containers.RepeatedCompositeFieldContainer[Global___Tax]:
         """Per-jurisdiction rows."""
@@ -598,10 +626,11 @@ class CalculatedLineItem(_message.Message):
         discounts: _abc.Iterable[Global___LineDiscount] | None = ...,
         resolution: _builtins.str = ...,
         sourcing: _builtins.str = ...,
+        tax_behavior: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounts", b"discounts", "id", b"id", "resolution", b"resolution", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "taxes", b"taxes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounts", b"discounts", "id", b"id", "resolution", b"resolution", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "tax_behavior", b"tax_behavior", "taxes", b"taxes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

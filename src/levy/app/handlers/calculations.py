@@ -41,6 +41,7 @@ def to_message(result: CalculationResult) -> pb.Calculation:
             tax_amount_before_discounts=str(line.tax_amount_before_discounts),
             resolution=line.resolution,
             sourcing=line.sourcing,
+            tax_behavior="inclusive" if line.inclusive else "exclusive",
         )
         for row in line.taxes:
             li.taxes.add(

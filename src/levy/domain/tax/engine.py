@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from fractions import Fraction
 
 from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import MAX_AMOUNT, allocate, currency_exponent, mul_round, range_errors, round_half_up
@@ -66,20 +67,25 @@ def _registered_codes(registrations: Iterable[Registration], on: date) -> frozen
     return codes
 
 
-def _taxed(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> tuple[int, Decimal, int, str | None]:
-    """Apply a taxability rule to one jurisdiction row for a (non-negative) amount:
-    (taxable base, rate, tax, exempt reason or None). The rule's name is the row's."""
+# How one row taxes a line (:func:`_terms`): (rate, the share of the amount taxed or None for all
+# of it, the part of the amount exempt (``exempt_up_to``) or None, the exempt reason or None).
+Terms = tuple[Decimal, Decimal | None, int | None, str | None]
+_EXEMPT: Terms = (_ZERO, None, None, "non_taxable_product")
+
+
+def _terms(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> Terms:
+    """How ``rule`` taxes one jurisdiction row of a line; ``amount`` (the line's price before tax)
+    decides the per-item price thresholds. :func:`_apply` turns the terms into figures."""
     treatment = rule.treatment
     rate = j.rate
     if j.type == "state":
         if treatment == "exempt":
-            return 0, _ZERO, 0, "non_taxable_product"
+            return _EXEMPT
         if treatment == "reduced" and rule.rate is not None:
             rate = rule.rate
     else:
         if j.statewide and rule.local_rate is not None:
-            rate = rule.local_rate
-            return amount, rate, mul_round(amount, rate) if amount and rate else 0, None
+            return rule.local_rate, None, None, None
         local = rule.local
         if not j.statewide:
             for ex in rule.local_exceptions:
@@ -89,25 +95,95 @@ def _taxed(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> t
                         rate = ex.rate
                     break
         if local == "exempt" or (local == "follow" and treatment == "exempt"):
-            return 0, _ZERO, 0, "non_taxable_product"
+            return _EXEMPT
         if local == "taxable":
-            return amount, rate, mul_round(amount, rate) if amount and rate else 0, None
+            return rate, None, None, None
     if treatment == "percentage" and rule.percent is not None:
-        base = mul_round(amount, rule.percent)
-        return base, rate, mul_round(base, rate) if base and rate else 0, None
+        return rate, rule.percent, None, None
     if treatment == "threshold" and rule.threshold is not None:
         mode = rule.threshold_mode
         if mode == "exempt_up_to":
-            exempt_part = round_half_up(rule.threshold * quantity)
-            base = max(0, amount - exempt_part)
-            return base, rate, mul_round(base, rate) if base and rate else 0, None if base else "non_taxable_product"
+            return rate, None, round_half_up(rule.threshold * quantity), None
         per_item = amount / quantity if quantity else Decimal(amount)
         if mode == "rate_above":
             if j.type == "state" and rule.rate is not None and per_item > rule.threshold:
                 rate = rule.rate
         elif per_item < rule.threshold or (mode == "exempt_at_or_below" and per_item == rule.threshold):
-            return 0, _ZERO, 0, "non_taxable_product"
-    return amount, rate, mul_round(amount, rate) if amount and rate else 0, None
+            return _EXEMPT
+    return rate, None, None, None
+
+
+def _apply(terms: Terms, amount: int) -> tuple[int, Decimal, int, str | None]:
+    """A row's (taxable base, rate, tax, exempt reason or None) for a (non-negative) amount before tax."""
+    rate, percent, deduction, reason = terms
+    if reason is not None:
+        return 0, _ZERO, 0, reason
+    base = amount if percent is None else mul_round(amount, percent)
+    if deduction is not None:
+        base = max(0, base - deduction)
+        if not base:
+            return 0, rate, 0, "non_taxable_product"
+    return base, rate, mul_round(base, rate) if base and rate else 0, None
+
+
+def _taxed(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> tuple[int, Decimal, int, str | None]:
+    """Apply a taxability rule to one jurisdiction row for a (non-negative) amount:
+    (taxable base, rate, tax, exempt reason or None). The rule's name is the row's."""
+    return _apply(_terms(rule, j, amount, quantity), amount)
+
+
+def _pre_tax(terms: Sequence[Terms], amount: int) -> int:
+    """The price before tax P of a tax-inclusive ``amount``: P + the rows' exact taxes = ``amount``,
+    ROUND_HALF_UP to the minor unit. Each taxed row's exact tax is rate x (share x P - deduction);
+    a row whose deduction covers its base (``exempt_up_to``) taxes nothing and is left out of the sum
+    (leaving one out only lowers P, so the rows left out stay out)."""
+    active = [(Fraction(r), Fraction(k) if k is not None else 1, d or 0)
+              for r, k, d, reason in terms if reason is None and r]
+    while True:
+        num = amount + sum((r * d for r, _, d in active), Fraction(0))
+        den = 1 + sum((r * k for r, k, _ in active), Fraction(0))
+        p = num / den
+        kept = [t for t in active if not t[2] or t[1] * p > t[2]]
+        if len(kept) == len(active):
+            return (2 * p.numerator + p.denominator) // (2 * p.denominator)
+        active = kept
+
+
+def _inclusive(rule: Rule, js: Sequence[JurisdictionRate], amount: int,
+               quantity: Decimal) -> tuple[int, list[tuple[int, Decimal, int, str | None]]]:
+    """A tax-inclusive ``amount`` (not negative) split into its price before tax and the rows'
+    (base, rate, tax, reason): price + the rows' taxes = ``amount`` exactly (docs/tax-engine.md,
+    "Tax-inclusive prices").
+
+    1. The rows' terms are decided on the amount as sent; the price P is :func:`_pre_tax`. When
+       P decides a per-item threshold otherwise (an item dropping under an exemption limit once
+       its tax is taken out) and those terms give a P that decides them the same way, they are kept;
+       else the first (the amount as sent decides: taxed).
+    2. The line's tax is ``amount - P``; each row's base is its base at P and its tax
+       ROUND_HALF_UP(rate x base), as for a price before tax.
+    3. The cents by which the rows' taxes miss the line's tax (at most about one per row) go one
+       per row to the rows whose rate x base lost most in the rounding (taken back, when the
+       rows are over, from the rows that gained most), ties to the earlier row.
+    """
+    terms = [_terms(rule, j, amount, quantity) for j in js]
+    price = _pre_tax(terms, amount)
+    if price != amount:
+        again = [_terms(rule, j, price, quantity) for j in js]
+        if again != terms:
+            price2 = _pre_tax(again, amount)
+            if [_terms(rule, j, price2, quantity) for j in js] == again:
+                terms, price = again, price2
+    rows = [_apply(t, price) for t in terms]
+    missing = amount - price - sum(r[2] for r in rows)
+    if missing:
+        step = 1 if missing > 0 else -1
+        lost = sorted((-step * (Fraction(rate) * base - tax), i) for i, (base, rate, tax, _) in enumerate(rows)
+                      if base and rate and (step > 0 or tax > 0))
+        for n in range(abs(missing)):
+            i = lost[n % len(lost)][1]
+            base, rate, tax, reason = rows[i]
+            rows[i] = (base, rate, tax + step, reason)
+    return price, rows
 
 
 def _certificate_exemption(
@@ -258,10 +334,15 @@ def calculate(
             res = how.resolution
         plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
                           how.detail if how is not None else "")
-        rows, tax, before = _line_rows(plan, line.quantity, gross, net)
+        if line.inclusive:
+            # Amounts before tax: the price (net) and the amount before discounts less the tax it includes.
+            rows, tax, before, net = _inclusive_line_rows(plan, line.quantity, gross, net)
+            amount -= before
+        else:
+            rows, tax, before = _line_rows(plan, line.quantity, gross, net)
         discounts = _discount_results(line, share, max(0, before - tax))
         results.append(LineResult(line.id, tax, before, rows, discounts, amount, net, resolution=res.level,
-                                  sourcing=how.kind if how is not None else ""))
+                                  sourcing=how.kind if how is not None else "", inclusive=line.inclusive))
         total += tax
     return CalculationResult(total, inp.currency, tuple(results))
 
@@ -370,6 +451,34 @@ def _line_rows(
         total += tax
         total_before += before
     return tuple(rows), total, total_before
+
+
+def _inclusive_line_rows(
+    plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int
+) -> tuple[tuple[TaxRow, ...], int, int, int]:
+    """:func:`_line_rows` of a tax-inclusive line (:func:`_inclusive`): its rows, tax, tax before
+    discounts, and its price before tax (the line's ``taxable_amount``; + its tax = ``net``)."""
+    rule, entries = plan
+    taxed = [e for e in entries if type(e) is not TaxRow]
+    if not taxed:
+        return tuple(entries), 0, 0, net  # type: ignore[arg-type]
+    assert rule is not None
+    js = [e[0] for e in taxed]  # type: ignore[index]
+    price, figures = _inclusive(rule, js, net, quantity)
+    before = _inclusive(rule, js, gross, quantity)[1] if gross != net else figures
+    rows: list[TaxRow] = []
+    k = 0
+    for entry in entries:
+        if type(entry) is TaxRow:
+            rows.append(entry)
+            continue
+        j, is_reg, detail = entry  # type: ignore[misc]
+        base, rate, tax, reason = figures[k]
+        rows.append(TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
+                           before[k][2], j.sourcing))
+        k += 1
+    tax = sum(f[2] for f in figures)
+    return tuple(rows), tax, sum(f[2] for f in before), price
 
 
 def _no_tax_name(j: JurisdictionRate) -> str:

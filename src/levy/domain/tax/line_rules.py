@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from levy.domain.errors import ValidationFailed
 from levy.domain.tax.codes import parse_tax_codes
 from levy.domain.tax.model import SALES_TAX_CODE, CustomerExemption
 from levy.domain.taxcodes import load_catalogue
@@ -58,6 +59,20 @@ def what_is_sold(own_codes: Sequence[str], preset_codes: Sequence[str] | None, p
         parsed = parse_tax_codes(preset_codes)
         return SoldAs(parsed.category, tuple(parsed.attributes))
     return SoldAs(default_category)
+
+
+TAX_BEHAVIORS = ("exclusive", "inclusive")
+
+
+def is_inclusive(value: str | None, default: bool, pointer: str) -> bool:
+    """A line's ``tax_behavior`` (issue 31): ``inclusive`` (its amount includes the tax) or
+    ``exclusive``; None (not sent) takes ``default`` (the request's). Anything else is 422 at ``pointer``."""
+    if value is None:
+        return default
+    if value not in TAX_BEHAVIORS:
+        raise ValidationFailed(f"tax_behavior {value!r} is not supported: it must be 'exclusive' or 'inclusive'",
+                               pointer=pointer, input=value, type="enum")
+    return value == "inclusive"
 
 
 class CustomerCandidate(Protocol):

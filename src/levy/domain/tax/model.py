@@ -104,6 +104,8 @@ class LineInput:
     ship_from_label: str = ""  # e.g. "location loc_..." or "the line's ship_from address"
     ship_from_pointer: str = ""  # JSON pointer of the address for resolution errors
     ship_from_location: str = ""  # the location's id when the ship-from is a business location
+    # Levy extension (issue 31): the line's amount includes its tax (tax_behavior "inclusive").
+    inclusive: bool = False
 
 
 @value
@@ -148,7 +150,7 @@ class LineResult:
     tax_amount_before_discounts: int
     taxes: tuple[TaxRow, ...]
     discounts: tuple[DiscountResult, ...]
-    amount: int  # quantity x unit_price, rounded half up
+    amount: int  # quantity x unit_price, rounded half up (inclusive: less the tax it includes before discounts)
     taxable_amount: int  # amount less its own discounts and its share of discount_amount
     is_sales_tax: bool = False
     detail: str = ""
@@ -156,6 +158,10 @@ class LineResult:
     resolution: str = ""
     # The sourcing rule applied (issue 19): "destination", "origin", "mixed"; "" when the line had no ship-from.
     sourcing: str = ""
+    # Issue 31: the line's amount included its tax; ``taxable_amount`` is then its price before tax
+    # (``taxable_amount + tax_amount`` = the amount less discounts) and ``amount`` the amount before
+    # discounts less its tax before discounts, so that returns count sales net of the tax they include.
+    inclusive: bool = False
 
 
 @value

@@ -44,6 +44,7 @@ class TransactionLineItem(_message.Message):
     SHIP_FROM_FIELD_NUMBER: _builtins.int
     SOURCING_FIELD_NUMBER: _builtins.int
     SHIP_FROM_USED_FIELD_NUMBER: _builtins.int
+    TAX_BEHAVIOR_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Line identifier."""
     quantity: _builtins.str
@@ -66,6 +67,11 @@ class TransactionLineItem(_message.Message):
     sourcing: _builtins.str
     """Levy extension: the sourcing rule applied (see
     `CalculatedLineItem.sourcing`), stored with the line.
+    """
+    tax_behavior: _builtins.str
+    """Levy extension: `exclusive` (the default) or `inclusive` (see
+    `LineItem.tax_behavior`). Stored with the line: a line taxed by the
+    transaction's `tax_behavior` reads back with it here.
     """
     @_builtins.property
     def product(self) -> _calculations_pb2.LineProduct:
@@ -117,10 +123,11 @@ class TransactionLineItem(_message.Message):
         ship_from: _calculations_pb2.ShipFrom | None = ...,
         sourcing: _builtins.str = ...,
         ship_from_used: _calculations_pb2.ShipFrom | None = ...,
+        tax_behavior: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "id", b"id", "product", b"product", "quantity", b"quantity", "ship_from", b"ship_from", "ship_from_used", b"ship_from_used", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_tax_behavior", b"_tax_behavior", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "id", b"id", "product", b"product", "quantity", b"quantity", "ship_from", b"ship_from", "ship_from_used", b"ship_from_used", "tax_behavior", b"tax_behavior", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discount_reductions", b"discount_reductions", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "resolution", b"resolution", "ship_from", b"ship_from", "ship_from_used", b"ship_from_used", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "taxes", b"taxes", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_tax_behavior", b"_tax_behavior", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discount_reductions", b"discount_reductions", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "resolution", b"resolution", "ship_from", b"ship_from", "ship_from_used", b"ship_from_used", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "tax_behavior", b"tax_behavior", "taxes", b"taxes", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__discount_amount: _TypeAlias = _typing.Literal["discount_amount"]  # noqa: Y015
     _WhichOneofArgType__discount_amount: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount"]  # noqa: Y015
@@ -128,6 +135,8 @@ class TransactionLineItem(_message.Message):
     _WhichOneofArgType__id: _TypeAlias = _typing.Literal["_id", b"_id"]  # noqa: Y015
     _WhichOneofReturnType__quantity: _TypeAlias = _typing.Literal["quantity"]  # noqa: Y015
     _WhichOneofArgType__quantity: _TypeAlias = _typing.Literal["_quantity", b"_quantity"]  # noqa: Y015
+    _WhichOneofReturnType__tax_behavior: _TypeAlias = _typing.Literal["tax_behavior"]  # noqa: Y015
+    _WhichOneofArgType__tax_behavior: _TypeAlias = _typing.Literal["_tax_behavior", b"_tax_behavior"]  # noqa: Y015
     _WhichOneofReturnType__unit_price: _TypeAlias = _typing.Literal["unit_price"]  # noqa: Y015
     _WhichOneofArgType__unit_price: _TypeAlias = _typing.Literal["_unit_price", b"_unit_price"]  # noqa: Y015
     _WhichOneofReturnType__vendor_discount_amount: _TypeAlias = _typing.Literal["vendor_discount_amount"]  # noqa: Y015
@@ -138,6 +147,8 @@ class TransactionLineItem(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__id) -> _WhichOneofReturnType__id | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__quantity) -> _WhichOneofReturnType__quantity | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tax_behavior) -> _WhichOneofReturnType__tax_behavior | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__unit_price) -> _WhichOneofReturnType__unit_price | None: ...
     @_typing.overload
@@ -174,6 +185,7 @@ class Transaction(_message.Message):
     COLLECTED_TAX_AMOUNT_FIELD_NUMBER: _builtins.int
     PROVIDED_TAX_AMOUNT_FIELD_NUMBER: _builtins.int
     FLAT_AMOUNT_FIELD_NUMBER: _builtins.int
+    TAX_BEHAVIOR_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Identifier, prefix `txn_`."""
     type: _builtins.str
@@ -223,6 +235,12 @@ class Transaction(_message.Message):
     remainder), the tax reversed with it; stored and returned as the
     credit's lines (see docs/transactions.md). Not returned.
     """
+    tax_behavior: _builtins.str
+    """Levy extension: the `tax_behavior` of the lines that send none,
+    `exclusive` (the default) or `inclusive` (see `LineItem.tax_behavior`).
+    Not stored as such: each line stores the behaviour it was taxed with
+    (`line_items[].tax_behavior`), so this reads back as null.
+    """
     @_builtins.property
     def transaction_date(self) -> _timestamp_pb2.Timestamp:
         """Date of the transaction."""
@@ -271,10 +289,11 @@ class Transaction(_message.Message):
         collected_tax_amount: _builtins.str | None = ...,
         provided_tax_amount: _builtins.str | None = ...,
         flat_amount: _builtins.str | None = ...,
+        tax_behavior: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_flat_amount", b"_flat_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "flat_amount", b"flat_amount", "held_off_returns_reason", b"held_off_returns_reason", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_flat_amount", b"_flat_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_tax_behavior", b"_tax_behavior", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "flat_amount", b"flat_amount", "held_off_returns_reason", b"held_off_returns_reason", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "tax_behavior", b"tax_behavior", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_flat_amount", b"_flat_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "calculated_tax_amount", b"calculated_tax_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "filing_tax_amount", b"filing_tax_amount", "filing_tax_amount_source", b"filing_tax_amount_source", "flat_amount", b"flat_amount", "held_off_returns_reason", b"held_off_returns_reason", "id", b"id", "line_items", b"line_items", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "tax_only_attributions", b"tax_only_attributions", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_flat_amount", b"_flat_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_tax_behavior", b"_tax_behavior", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "calculated_tax_amount", b"calculated_tax_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "filing_tax_amount", b"filing_tax_amount", "filing_tax_amount_source", b"filing_tax_amount_source", "flat_amount", b"flat_amount", "held_off_returns_reason", b"held_off_returns_reason", "id", b"id", "line_items", b"line_items", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "tax_behavior", b"tax_behavior", "tax_only_attributions", b"tax_only_attributions", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__collected_tax_amount: _TypeAlias = _typing.Literal["collected_tax_amount"]  # noqa: Y015
     _WhichOneofArgType__collected_tax_amount: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount"]  # noqa: Y015
@@ -300,6 +319,8 @@ class Transaction(_message.Message):
     _WhichOneofArgType__status: _TypeAlias = _typing.Literal["_status", b"_status"]  # noqa: Y015
     _WhichOneofReturnType__tax_amount: _TypeAlias = _typing.Literal["tax_amount"]  # noqa: Y015
     _WhichOneofArgType__tax_amount: _TypeAlias = _typing.Literal["_tax_amount", b"_tax_amount"]  # noqa: Y015
+    _WhichOneofReturnType__tax_behavior: _TypeAlias = _typing.Literal["tax_behavior"]  # noqa: Y015
+    _WhichOneofArgType__tax_behavior: _TypeAlias = _typing.Literal["_tax_behavior", b"_tax_behavior"]  # noqa: Y015
     _WhichOneofReturnType__type: _TypeAlias = _typing.Literal["type"]  # noqa: Y015
     _WhichOneofArgType__type: _TypeAlias = _typing.Literal["_type", b"_type"]  # noqa: Y015
     _WhichOneofReturnType__vendor_discount_amount: _TypeAlias = _typing.Literal["vendor_discount_amount"]  # noqa: Y015
@@ -328,6 +349,8 @@ class Transaction(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__status) -> _WhichOneofReturnType__status | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__tax_amount) -> _WhichOneofReturnType__tax_amount | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tax_behavior) -> _WhichOneofReturnType__tax_behavior | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__type) -> _WhichOneofReturnType__type | None: ...
     @_typing.overload
