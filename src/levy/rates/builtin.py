@@ -198,6 +198,19 @@ def load_local_limits():  # type: ignore[no-untyped-def]
 
 
 @lru_cache(maxsize=1)
+def load_level_inclusions():  # type: ignore[no-untyped-def]
+    """What an official rate of a level includes (``level_inclusions.json``), see
+    :mod:`levy.domain.tax.level_overlay`."""
+    from levy.domain.tax.level_overlay import LevelInclusion
+
+    return tuple(
+        LevelInclusion(e["state"], e["level"], tuple(e["includes"]), date.fromisoformat(e["effective_from"]),
+                       date.fromisoformat(e["effective_to"]) if e.get("effective_to") else None, e["source"])
+        for e in _read_json("level_inclusions.json")["inclusions"]
+    )
+
+
+@lru_cache(maxsize=1)
 def county_names() -> dict[tuple[str, str], str]:
     """(state FIPS, county FIPS) -> county name: the U.S. Census Bureau's 2020
     county list (public domain), shipped as ``county_fips.csv``."""

@@ -127,6 +127,7 @@ class ZipRateRow:
     effective_to: date | None
     source: str
     line: int = 0
+    stated_combined: Decimal | None = None  # the file's combined rate column (None: not kept)
 
     @property
     def combined_rate(self) -> Decimal:
