@@ -87,7 +87,22 @@ def zip5_records(rows):  # type: ignore[no-untyped-def]
 
     states = states_by_code()
     directory = zip_directory()
-    return [zip_row_record(states[r.state], r, directory.get(r.zip5)) for r in rows if r.state in states]
+    counties = state_counties()
+    return [zip_row_record(states[r.state], r, directory.get(r.zip5), counties.get(r.state)) for r in rows
+            if r.state in states]
+
+
+@lru_cache(maxsize=1)
+def state_counties() -> dict[str, dict[str, str]]:
+    """State code -> normalised county name -> the Census county name (``county_fips.csv``)."""
+    from levy.domain.tax.place_names import normalise_county
+    from levy.rates.sst import STATE_FIPS
+
+    out: dict[str, dict[str, str]] = {}
+    for (fips, _), name in county_names().items():
+        if fips in STATE_FIPS:
+            out.setdefault(STATE_FIPS[fips], {})[normalise_county(name)] = name
+    return out
 
 
 RULE_KEYS = frozenset({

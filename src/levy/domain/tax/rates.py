@@ -627,19 +627,30 @@ def without_statewide_local(st: StateInfo, components: tuple[Component, ...], on
     return tuple(c if r == c.rate else replace(c, rate=r) for c, r in zip(components, rates) if r > 0)
 
 
-def zip_row_record(st: StateInfo, row: ZipRateRow, place: ZipPlace | None) -> LocalRecord:
+def zip_row_record(
+    st: StateInfo, row: ZipRateRow, place: ZipPlace | None, counties: Mapping[str, str] | None = None
+) -> LocalRecord:
     """A per-ZIP table row as an ``estimated``, primary ZIP-level record.
 
     The statewide mandatory local portion is taken out
     (:func:`without_statewide_local`); the row's StateRate is ignored (the
     built-in state rate is authoritative: e.g. UT files print 0.048499 for
-    4.85%). Names come from the ZIP directory when it knows the ZIP, else from
-    the row's region name.
+    4.85%). The rows are named after the jurisdiction whose rate they apply,
+    from the row's own region: when the region names a county of the state
+    (``counties``: normalised county name -> county name) other than the ZIP
+    directory's county, and not the directory's city, the county rate is that county's (28607 Boone, region
+    WILKES: "Wilkes County", not the directory's Watauga County). Otherwise
+    county and city names come from the ZIP directory when it knows the ZIP,
+    else from the region name; special districts are "<region> special district".
     """
     region = row.region_name.strip() or row.zip5
     same_state = place is not None and place.state == row.state
     county_name = place.county if same_state and place.county else f"{region.title()} County"  # type: ignore[union-attr]
     city_name = place.city if same_state and place.city else region.title()  # type: ignore[union-attr]
+    region_county = (counties or {}).get(normalise_county(region))
+    if (region_county is not None and normalise_county(region_county) != normalise_county(county_name)
+            and normalise_place(region) != normalise_place(city_name)):  # region HOUSTON in Houston: the city, not Houston County
+        county_name = region_county
     s = row.state
     parts = (
         Component("county", county_name, row.county_rate, f"US-CO-{s}-{slug(county_name)}"),
