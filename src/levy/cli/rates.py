@@ -27,8 +27,14 @@ def register(sub: Any) -> None:
         "other imports; the city and district rows, which cannot be placed, are listed as warnings). California's CDTFA table (Location,Rate,... header) is effective from the date in its "
         "name (SalesTaxRates1-1-26.csv -> 2026-01-01). Levy's generic CSV (state,zip5,...,components header) is "
         "dated row by row. Every file's report is printed: rows read, ZIPs covered, ZIPs with several candidates, "
-        "anomalies (rates above the state's documented maxima, special districts above the state rate) and "
-        "warnings; --strict refuses an import with anomalies. "
+        "anomalies that need attention (per-ZIP rows with no state rate or whose parts do not add up: not applied; "
+        "rates above the state's documented maxima or special districts above the state rate in an official "
+        "source), expected notes (the same rate checks on an estimated table, which folds tribal lands and "
+        "villages into whole ZIPs: counted, never refused), warnings, and the lower-ranked components an official "
+        "level replaced (a Georgia county rate includes the special districts a per-ZIP table lists apart; "
+        "levy/data/tax/level_inclusions.json); several files end with a summary. --strict refuses an import with "
+        "anomalies (exit 1, nothing stored); a file that cannot be read (not UTF-8, a NUL byte, a line over "
+        "131,072 characters, a bad row, an SST boundary file without its rate file) exits 2 with its file and line. "
         "Older imports are kept: a past date uses the rates in force then. "
         "Running servers pick the new rates up within LEVY_RATES_REFRESH_SECONDS.",
     )
@@ -51,7 +57,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--strict",
         action="store_true",
-        help="Refuse the import (store nothing) when any file's report has anomalies.",
+        help="Refuse the import (store nothing, exit 1) when any file's report has anomalies.",
     )
     p.add_argument("--no-progress", action="store_true", help="Do not draw the progress bar on stderr.")
     add_db(p)
