@@ -72,8 +72,9 @@ def _intern(value: str | None) -> str | None:
 
 def builtin_rate_table(records=()) -> RateTable:  # type: ignore[no-untyped-def]
     """A RateTable of the built-in state data, the ZIP directory and imported ``records``
-    (LocalRecord, or ZipRateRow read as estimated records), oldest import first."""
-    return RateTable.build(load_states(), records, zip_directory())
+    (LocalRecord, or ZipRateRow read as estimated records), oldest import first; an
+    official level replaces what it includes (``level_inclusions.json``)."""
+    return RateTable.build(load_states(), records, zip_directory(), load_level_inclusions())
 
 
 @lru_cache(maxsize=1)

@@ -50,3 +50,18 @@ def test_compared_on_the_tables_date_not_after_a_later_change() -> None:
 def test_no_inclusion_data_no_widening() -> None:
     records, replaced = widen_official_levels([official("30901", "0.045")], [table("30901", "0.035", "0.01")], [])
     assert records[0].scope == ("county",) and replaced == []
+
+
+def test_the_rate_table_widens_in_whichever_order_the_records_came() -> None:
+    from levy.domain.tax.model import Address
+    from levy.domain.tax.rates import RateTable
+    from levy.rates.builtin import load_states
+
+    # The official county record imported BEFORE the table (it could not be compared at its import): the table
+    # is built with the inclusion data, so 30901 gets 4% state + 4.5% county, without the table's 1% district.
+    for inclusions, expected in (([GA], Decimal("0.085")), ([], Decimal("0.095"))):
+        table_ = RateTable.build(load_states(), [official("30901", "0.045"), table("30901", "0.035", "0.01")], {},
+                                 inclusions)
+        res = table_.resolve(Address(state="GA", postal_code="30901"), APRIL)
+        assert sum((r.rate for r in res.rows), Decimal(0)) == expected
+    assert [r.type for r in res.rows] == ["state", "county", "special"]  # without inclusions: stacked (9.5%)
