@@ -109,3 +109,24 @@ def test_an_official_county_rate_replaces_the_special_district_it_includes(
     assert rates_on(url, on, state="GA", postal_code="30303") == (Decimal("0.089"), "zip5")  # 4 + 3 + 1.5 + 0.4
     listed = levy(url, "rates", "list").stdout
     assert "  replaced: ZIP 30901: county Richmond County 4.5%" in listed
+
+
+MN_RATES = "27,45,27,0.06875,0.06875,0,0,20080701,29991231\n27,00,053,0.0015,0.0015,0,0,20160101,29991231\n"
+# A 'z' record (SST boundary layout: 0 type, 1 begin, 2 end, 17 ZIP low, 19 ZIP high, 22 state FIPS, 24 county
+# FIPS), 29 columns: ZIP 55401 in Hennepin County (053) from 2016-04-01 to 2019-03-31, like the shared MN sample.
+MN_BOUNDARY = "z,20160401,20190331" + "," * 14 + ",55401,,55401,,,27,27,053,,,,\n"
+
+
+def test_an_sst_import_says_when_its_records_are_in_force(fresh_database_url: str, tmp_path: Path) -> None:  # noqa: F811
+    url = fresh_database_url
+    assert levy(url, "migrate").returncode == 0
+    rate, boundary = write(tmp_path, {"MNR2026Q2TEST.csv": MN_RATES, "MNB2026Q2TEST.csv": MN_BOUNDARY})
+    assert len(MN_BOUNDARY.rstrip("\n").split(",")) == 29
+    done = levy(url, "rates", "import", "--no-progress", rate)  # the boundary file found beside it (MNB...)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # The report's window (the record's 2016-04-01..2019-03-31) and the import's label (the 2026Q2 quarter) agree.
+    assert "effective 2016-04-01..2019-03-31" in done.stdout
+    assert (f"{rate}: imported 1 rows (sst, labelled 2026-04-01 by its quarter; its records are in force "
+            "2016-04-01..2019-03-31, none on that day)") in done.stdout.splitlines()
+    # 2018-06-01: 6.875% state + Hennepin 0.15%.
+    assert rates_on(url, date(2018, 6, 1), state="MN", postal_code="55401") == (Decimal("0.07025"), "zip5")
