@@ -35,6 +35,11 @@ def test_files_it_cannot_read_fail_with_exit_2_and_the_file_and_line(fresh_datab
                                              + "TX,75001," + "A" * 140_000 + ",0.0825,0.0625,0.01,0.01,0,0\n",
                                             "TAXRATES_ZIP5_TX202603.csv:2: a line of 140,037 characters, over the "
                                             "131,072 a CSV field may have"),
+        # A quoted field running over 140 lines of 1,000 characters: every line short, the field too long.
+        "quoted/TAXRATES_ZIP5_TX202603.csv": (HEADER + 'TX,75001,"' + "\n".join(["A" * 1000] * 140)
+                                              + '",0.0825,0.0625,0.01,0.01,0,0\n',
+                                              "TAXRATES_ZIP5_TX202603.csv: not a readable CSV file: field larger "
+                                              "than field limit (131072)"),
         "nul/TAXRATES_ZIP5_TX202603.csv": (HEADER + "TX,75001,ADD\0ISON,0.0825,0.0625,0.01,0.01,0,0\n",
                                            "TAXRATES_ZIP5_TX202603.csv:2: a NUL byte"),
     }

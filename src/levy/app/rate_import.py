@@ -128,15 +128,17 @@ def _lines(data: bytes, path: Path | str) -> list[str]:
             meta={"file": str(path), "line": line_no},
         ) from None
     lines = text.splitlines()
-    for line_no, line in enumerate(lines, start=1):
-        if "\0" in line:
-            raise ValidationFailed(f"{path}:{line_no}: a NUL byte; a rate file is text",
-                                   meta={"file": str(path), "line": line_no})
-        if len(line) > CSV_FIELD_LIMIT:
-            raise ValidationFailed(
-                f"{path}:{line_no}: a line of {len(line):,} characters, over the {CSV_FIELD_LIMIT:,} a CSV field may have",
-                meta={"file": str(path), "line": line_no},
-            )
+    nul = text.find("\0")
+    if nul >= 0:
+        line_no = text.count("\n", 0, nul) + 1
+        raise ValidationFailed(f"{path}:{line_no}: a NUL byte; a rate file is text", meta={"file": str(path), "line": line_no})
+    if len(text) > CSV_FIELD_LIMIT:
+        for line_no, line in enumerate(lines, start=1):
+            if len(line) > CSV_FIELD_LIMIT:
+                raise ValidationFailed(
+                    f"{path}:{line_no}: a line of {len(line):,} characters, over the {CSV_FIELD_LIMIT:,} a CSV field "
+                    "may have", meta={"file": str(path), "line": line_no},
+                )
     return lines
 
 
