@@ -27,19 +27,19 @@ def test_files_it_cannot_read_fail_with_exit_2_and_the_file_and_line(fresh_datab
     cases = {
         # An SST boundary record without its rate file (first cell a record type).
         "MNB2026Q2TEST.csv": ("z,20260401,29991231" + "," * 86 + "\n",
-                              "MNB2026Q2TEST.csv: an SST boundary file (its first cell is a record type: z, 4 or a) "
-                              "is imported with its rate file, which is missing"),
+                              ("MNB2026Q2TEST.csv: an SST boundary file (its first cell is a record type: z, 4 or a) "
+                               "is imported with its rate file, which is missing")),
         "latin1/TAXRATES_ZIP5_TX202603.csv": (HEADER + "TX,75001,ADDISON \xe9,0.0825,0.0625,0.01,0.01,0,0\n",
                                               "TAXRATES_ZIP5_TX202603.csv:2: not UTF-8 (byte 0xe9)"),
         "long/TAXRATES_ZIP5_TX202603.csv": (HEADER  # 9 + 140,000 + 28 characters
                                              + "TX,75001," + "A" * 140_000 + ",0.0825,0.0625,0.01,0.01,0,0\n",
-                                            "TAXRATES_ZIP5_TX202603.csv:2: a line of 140,037 characters, over the "
-                                            "131,072 a CSV field may have"),
+                                            ("TAXRATES_ZIP5_TX202603.csv:2: a line of 140,037 characters, over the "
+                                             "131,072 a CSV field may have")),
         # A quoted field running over 140 lines of 1,000 characters: every line short, the field too long.
         "quoted/TAXRATES_ZIP5_TX202603.csv": (HEADER + 'TX,75001,"' + "\n".join(["A" * 1000] * 140)
                                               + '",0.0825,0.0625,0.01,0.01,0,0\n',
-                                              "TAXRATES_ZIP5_TX202603.csv: not a readable CSV file: field larger "
-                                              "than field limit (131072)"),
+                                              ("TAXRATES_ZIP5_TX202603.csv: not a readable CSV file: field larger "
+                                               "than field limit (131072)")),
         "nul/TAXRATES_ZIP5_TX202603.csv": (HEADER + "TX,75001,ADD\0ISON,0.0825,0.0625,0.01,0.01,0,0\n",
                                            "TAXRATES_ZIP5_TX202603.csv:2: a NUL byte"),
     }
@@ -125,7 +125,7 @@ MN_BOUNDARY = "z,20160401,20190331" + "," * 14 + ",55401,,55401,,,27,27,053,,,,\
 def test_an_sst_import_says_when_its_records_are_in_force(fresh_database_url: str, tmp_path: Path) -> None:  # noqa: F811
     url = fresh_database_url
     assert levy(url, "migrate").returncode == 0
-    rate, boundary = write(tmp_path, {"MNR2026Q2TEST.csv": MN_RATES, "MNB2026Q2TEST.csv": MN_BOUNDARY})
+    rate, _ = write(tmp_path, {"MNR2026Q2TEST.csv": MN_RATES, "MNB2026Q2TEST.csv": MN_BOUNDARY})
     assert len(MN_BOUNDARY.rstrip("\n").split(",")) == 29
     done = levy(url, "rates", "import", "--no-progress", rate)  # the boundary file found beside it (MNB...)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -10,14 +10,13 @@ from collections.abc import Iterator
 import grpc
 import httpx
 import pytest
-
-from rates_servers import server_with_rates
 from levyserver import LevyServer, Tenant, create_tenant
+from rates_servers import server_with_rates
+from shared_data import SST_DIR, ZIP5_DIR
 from test_calculations import Caller, _Sql, body
 from test_resolution_api import addr
-from levy.v1 import calculations_pb2_grpc as pbg
 
-from shared_data import SST_DIR, ZIP5_DIR  # noqa: E402
+from levy.v1 import calculations_pb2_grpc as pbg
 
 FILES = (ZIP5_DIR / "TAXRATES_ZIP5_GA202603.csv", ZIP5_DIR / "TAXRATES_ZIP5_NC202603.csv",
          ZIP5_DIR / "TAXRATES_ZIP5_FL202603.csv", SST_DIR / "GAR2026Q2FEB19.csv")

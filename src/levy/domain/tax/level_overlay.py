@@ -22,7 +22,7 @@ Pure: records and plain data in, records and :class:`Replacement` lines out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
