@@ -72,3 +72,20 @@ def test_rows_name_the_county_of_the_rate(calc: Caller, seller: Tenant) -> None:
     # TAXRATES_ZIP5_FL202603.csv line 51: FL,32091,CLAY,0.075,0.06,0.015 (Starke, Bradford County): 600 + 150.
     assert rows(calc, seller, "FL", "32091") == ("750", [("state", "Florida", "600"),
                                                          ("county", "Clay County", "150")])
+
+
+def test_the_liability_report_groups_by_the_county_of_the_rate(server: LevyServer, seller: Tenant) -> None:
+    # A finalized 100.00 sale at Boone 28607 on 2026-04-15: 475 to North Carolina and 225 to Wilkes County (the
+    # county whose 2.25% the table's line 892 gives), nothing to Watauga County. Through REST (the rows' names and
+    # codes are the calculation's, tested above on both transports).
+    sale = {"type": "sale", "status": "finalized", "transaction_date": APRIL_15,
+            "line_items": [addr("NC", "28607")]}
+    with httpx.Client(base_url=server.http_url, timeout=30) as http:
+        r = http.post("/transactions", json=sale, headers={"X-API-Key": seller.key})
+        assert r.status_code == 200, r.text
+        r = http.get("/reports/liability", params={"from": "2026-04-01", "to": "2026-04-30"},
+                     headers={"X-API-Key": seller.admin_key})
+        assert r.status_code == 200, r.text
+    found = {j["jurisdiction"]: j["filing_tax_amount"] for j in r.json()["jurisdictions"]}
+    assert found["US-CO-NC-WILKES_COUNTY"] == "225" and found["US-ST-NC"] == "475"
+    assert "US-CO-NC-WATAUGA_COUNTY" not in found
