@@ -117,6 +117,7 @@ async def _rates_import(args: argparse.Namespace) -> int:
         for line in _summary(report):
             print(line)
         return 0
+
     return await with_store(args, run)
 
 
