@@ -184,8 +184,11 @@ async def _rates_list(args: argparse.Namespace) -> int:
                     print(f"  {label} {a['kind']}: line {a['line']}: {a['state']} {a['where']}: {a['detail']}")
                 if len(items) > SHOWN:
                     print(f"  ... and {len(items) - SHOWN} more ({label})")
-            for text in rep.get("replaced", ())[:SHOWN]:
+            replaced = rep.get("replaced", ())
+            for text in replaced[:SHOWN]:
                 print(f"  replaced: {text}")
+            if len(replaced) > SHOWN:
+                print(f"  ... and {len(replaced) - SHOWN} more (replaced)")
             for w in rep.get("warnings", ()):
                 print(f"  warning: {w}")
         return 0
