@@ -830,10 +830,10 @@ def test_import_atomic_idempotent_and_swapped_in(calc_server: LevyServer, reg_al
                       [f"TX,75001,TEST {tag},0.082500,0.062500,0.005000,0.010000,0.005000,0"])
     bad_dir = tmp_path / "bad"
     bad_dir.mkdir()
-    _zip5_file(bad_dir, "TAXRATES_ZIP5_NV209901.csv", ["NV,89101,LAS VEGAS,0.5,0.1,0.1,0.1,0.1,0"])  # sum is 0.4
+    _zip5_file(bad_dir, "TAXRATES_ZIP5_NV209901.csv", ["NV,89101,LAS VEGAS,0.5,0.1,0.1,0.1,one,0"])  # not a rate
     before = sql.scalar("SELECT count(*) FROM rate_imports")
     done = _levy(calc_server.database_url, "rates", "import", str(good), str(bad_dir))
-    assert done.returncode == 1 and "nothing imported" in done.stderr and "TAXRATES_ZIP5_NV209901.csv:2" in done.stderr
+    assert done.returncode == 2 and "nothing imported" in done.stderr and "TAXRATES_ZIP5_NV209901.csv:2" in done.stderr
     assert sql.scalar("SELECT count(*) FROM rate_imports") == before  # the good file was not kept either
 
     done = _levy(calc_server.database_url, "rates", "import", str(good))
@@ -889,7 +889,7 @@ def test_import_rejects_unknown_format(calc_server: LevyServer, tmp_path: Path) 
     f = tmp_path / "x.csv"
     f.write_text("hello,world\n")
     done = _levy(calc_server.database_url, "rates", "import", str(f))
-    assert done.returncode == 1 and "unrecognised rate file format" in done.stderr
+    assert done.returncode == 2 and "unrecognised rate file format" in done.stderr
 
 
 def test_no_key_is_401(rest: httpx.Client) -> None:

@@ -28,6 +28,7 @@ anomalies.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import re
 import sys
@@ -44,9 +45,12 @@ from levy.domain.errors import ValidationFailed
 from levy.domain.tax.local_rates import LocalRecord, SourceKind
 from levy.domain.tax.rates import ZipRateRow
 from levy.rates import cdtfa
-from levy.rates.builtin import county_names, load_local_limits, states_by_code, zip5_records, zip_counties, zip_directory
+from levy.domain.tax.level_overlay import widen_official_levels
+from levy.rates.builtin import county_names, load_level_inclusions, load_local_limits, states_by_code, zip5_records, zip_counties, zip_directory
 from levy.rates.generic import looks_like_generic, parse_generic
-from levy.rates.report import RateReport, build_report, cdtfa_disagreements, zip_disagreements
+from levy.rates.report import (
+    Anomaly, RateReport, build_report, cdtfa_disagreements, zip_disagreements, zip_row_anomalies,
+)
 from levy.rates.sst import STATE_FIPS, SstRate, parse_sst_boundaries, parse_sst_rates, sst_records
 from levy.rates.sst_county import sst_county_records
 from levy.rates.zip5 import HEADER, effective_from_name, parse_zip5
@@ -108,8 +112,34 @@ def _sniff(data: bytes) -> str:
     raise ValidationFailed(f"unrecognised rate file format (first line {first[:80]!r})")
 
 
-def _lines(data: bytes) -> list[str]:
-    return data.decode("utf-8-sig").splitlines()
+CSV_FIELD_LIMIT = 131_072  # Python's csv module refuses longer fields (csv.field_size_limit())
+
+
+def _lines(data: bytes, path: Path | str) -> list[str]:
+    """The text lines of a rate file: UTF-8 (a BOM is dropped), no NUL byte, no
+    line over the CSV field limit; otherwise a ValidationFailed naming the file
+    and line (never a traceback, and never a NUL stored)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line_no = data[: e.start].count(b"\n") + 1
+        raise ValidationFailed(
+            f"{path}:{line_no}: not UTF-8 (byte 0x{data[e.start]:02x}); save the file as UTF-8 and import it again",
+            meta={"file": str(path), "line": line_no},
+        ) from None
+    lines = text.splitlines()
+    nul = text.find("\0")
+    if nul >= 0:
+        line_no = text.count("\n", 0, nul) + 1
+        raise ValidationFailed(f"{path}:{line_no}: a NUL byte; a rate file is text", meta={"file": str(path), "line": line_no})
+    if len(text) > CSV_FIELD_LIMIT:
+        for line_no, line in enumerate(lines, start=1):
+            if len(line) > CSV_FIELD_LIMIT:
+                raise ValidationFailed(
+                    f"{path}:{line_no}: a line of {len(line):,} characters, over the {CSV_FIELD_LIMIT:,} a CSV field "
+                    "may have", meta={"file": str(path), "line": line_no},
+                )
+    return lines
 
 
 def _quarter_start(name: str) -> date | None:
@@ -143,51 +173,76 @@ def build(
     before anything is stored."""
     raw = read_files(files)
     boundary_files = {f.name: (f, data) for f, kind, data, _ in raw if kind == "sst_boundary"}
+    if boundaries is not None and not boundaries.is_file():
+        raise ValidationFailed(f"--boundaries {boundaries}: no such file")
     explicit = (boundaries, boundaries.read_bytes()) if boundaries is not None else None
+    paired: set[Path] = set()
     parsed: list[ParsedFile] = []
     for f, kind, data, sha in raw:
-        lines = _lines(data)
-        warnings: list[str] = []
-        if kind == "zip5":
-            rows = parse_zip5(lines, f.name, effective_from)
-            start = effective_from or effective_from_name(f.name)
-            fmt, records, rows_read = "zip5", zip5_records(rows), len(rows)
-        elif kind == "sst_rate":
-            on = effective_from or _quarter_start(f.name)
-            if on is None:
-                raise ValidationFailed(f"{f}: cannot tell the quarter from the name (e.g. 2026Q2); use --effective-from")
-            rates = parse_sst_rates(lines, f.name)
-            pair = explicit or _pair(f, boundary_files)
-            if pair is None:
-                fmt, start, records = "sst_county", on, _sst_by_county(f, rates, on, warnings)
-                rows_read = len(rates)
-            else:
-                bounds = parse_sst_boundaries(_lines(pair[1]), pair[0].name)
-                sha = hashlib.sha256(data + b"\0" + pair[1]).hexdigest()
-                records = sst_records(rates, bounds, f"{f.name}+{pair[0].name}", states_by_code(), zip_directory())
-                if not records:
-                    raise ValidationFailed(f"{f}: {pair[0].name} has no boundary record of a known state")
-                fmt, start, rows_read = "sst", on, len(rates) + len(bounds)
-        elif kind == "cdtfa":
-            start = effective_from or cdtfa.effective_from_name(f.name)
-            records = cdtfa.parse_cdtfa(lines, f.name, base_rate=_statewide_rate(cdtfa.STATE, start), effective_from=start)
-            fmt, rows_read = "cdtfa", _rows_after_header(lines, "Location,Rate,")
-        elif kind == "generic":
-            records = parse_generic(lines, f.name, source_kind=source_kind, states=states_by_code().keys())
-            if not records:
-                raise ValidationFailed(f"{f}: no rows under the header; nothing imported")
-            fmt, start, rows_read = "generic", min(r.effective_from for r in records), len(records)
-        else:
-            continue  # a boundary file: read with its rate file
-        report = build_report(
-            f.name, records, rows_read=rows_read, states=states_by_code(),
-            limits=load_local_limits(), warnings=warnings,
+        try:
+            parsed.extend(_build_one(f, kind, data, sha, boundary_files, explicit, paired, effective_from, source_kind))
+        except csv.Error as e:  # a quoted field running over lines past the field limit, ...
+            raise ValidationFailed(f"{f}: not a readable CSV file: {e}", meta={"file": str(f)}) from None
+    lonely = [f for f, kind, _, _ in raw if kind == "sst_boundary" and f not in paired]
+    if lonely:
+        names = ", ".join(str(f) for f in lonely)
+        raise ValidationFailed(
+            f"{names}: an SST boundary file (its first cell is a record type: z, 4 or a) is imported with its rate "
+            "file, which is missing: give the XXR... rate file of the same state with it (or the rate file with "
+            "--boundaries FILE)", meta={"file": names},
         )
-        # An SST import with boundaries is labelled with its quarter; the others with their records' window.
-        window = (start, None) if fmt == "sst" else (report.effective_from or start, report.effective_to)
-        quarter = start if fmt == "sst_county" else None
-        parsed.append(ParsedFile(f, fmt, sha, *window, records, report.summary(), report, quarter))
     return parsed
+
+
+def _build_one(
+    f: Path, kind: str, data: bytes, sha: str, boundary_files: dict[str, tuple[Path, bytes]],
+    explicit: tuple[Path, bytes] | None, paired: set[Path], effective_from: date | None, source_kind: SourceKind,
+) -> list[ParsedFile]:
+    """The parsed file ``f`` (none for a boundary file: it is read with its rate file, added to ``paired``)."""
+    lines = _lines(data, f)
+    warnings: list[str] = []
+    row_anomalies: list[Anomaly] = []
+    if kind == "zip5":
+        rows = parse_zip5(lines, f.name, effective_from)
+        start = effective_from or effective_from_name(f.name)
+        kept, row_anomalies = zip_row_anomalies(rows, states_by_code())
+        fmt, records, rows_read = "zip5", zip5_records(kept), len(rows)
+    elif kind == "sst_rate":
+        on = effective_from or _quarter_start(f.name)
+        if on is None:
+            raise ValidationFailed(f"{f}: cannot tell the quarter from the name (e.g. 2026Q2); use --effective-from")
+        rates = parse_sst_rates(lines, f.name)
+        pair = explicit or _pair(f, boundary_files)
+        if pair is None:
+            fmt, start, records = "sst_county", on, _sst_by_county(f, rates, on, warnings)
+            rows_read = len(rates)
+        else:
+            paired.add(pair[0])
+            bounds = parse_sst_boundaries(_lines(pair[1], pair[0]), pair[0].name)
+            sha = hashlib.sha256(data + b"\0" + pair[1]).hexdigest()
+            records = sst_records(rates, bounds, f"{f.name}+{pair[0].name}", states_by_code(), zip_directory())
+            if not records:
+                raise ValidationFailed(f"{f}: {pair[0].name} has no boundary record of a known state")
+            fmt, start, rows_read = "sst", on, len(rates) + len(bounds)
+    elif kind == "cdtfa":
+        start = effective_from or cdtfa.effective_from_name(f.name)
+        records = cdtfa.parse_cdtfa(lines, f.name, base_rate=_statewide_rate(cdtfa.STATE, start), effective_from=start)
+        fmt, rows_read = "cdtfa", _rows_after_header(lines, "Location,Rate,")
+    elif kind == "generic":
+        records = parse_generic(lines, f.name, source_kind=source_kind, states=states_by_code().keys())
+        if not records:
+            raise ValidationFailed(f"{f}: no rows under the header; nothing imported")
+        fmt, start, rows_read = "generic", min(r.effective_from for r in records), len(records)
+    else:
+        return []  # a boundary file: read with its rate file
+    report = build_report(
+        f.name, records, rows_read=rows_read, states=states_by_code(),
+        limits=load_local_limits(), warnings=warnings, row_anomalies=row_anomalies,
+    )
+    # An SST import with boundaries is labelled with its quarter; the others with their records' window.
+    window = (start, None) if fmt == "sst" else (report.effective_from or start, report.effective_to)
+    quarter = start if fmt == "sst_county" else None
+    return [ParsedFile(f, fmt, sha, *window, records, report.summary(), report, quarter)]
 
 
 def _statewide_rate(state: str, on: date) -> Decimal:
@@ -322,11 +377,14 @@ async def _with_disagreements(conn: AsyncConnection, files: list[ParsedFile]) ->
     for i, p in enumerate(files):
         if p.format in _COMPARED and p.rate_report is not None:
             others = [*stored, *(r for q in files[:i] for r in q.records if r.state in states)]
+            records, replaced = p.records, []
             if p.format == "cdtfa":
                 found = cdtfa_disagreements(p.records, others, zip_directory(), p.effective_from)
             else:
-                found = zip_disagreements(p.records, others, p.quarter or p.effective_from, p.path.name)
-            rate_report = replace(p.rate_report, disagreements=tuple(found))
-            p = replace(p, rate_report=rate_report, report=rate_report.summary())
+                # An official county rate that includes the table's special districts replaces them too.
+                records, replaced = widen_official_levels(p.records, others, load_level_inclusions())
+                found = zip_disagreements(records, others, p.quarter or p.effective_from, p.path.name)
+            rate_report = replace(p.rate_report, disagreements=tuple(found), replaced=tuple(replaced))
+            p = replace(p, records=records, rate_report=rate_report, report=rate_report.summary())
         out.append(p)
     return out

@@ -27,8 +27,14 @@ def register(sub: Any) -> None:
         "other imports; the city and district rows, which cannot be placed, are listed as warnings). California's CDTFA table (Location,Rate,... header) is effective from the date in its "
         "name (SalesTaxRates1-1-26.csv -> 2026-01-01). Levy's generic CSV (state,zip5,...,components header) is "
         "dated row by row. Every file's report is printed: rows read, ZIPs covered, ZIPs with several candidates, "
-        "anomalies (rates above the state's documented maxima, special districts above the state rate) and "
-        "warnings; --strict refuses an import with anomalies. "
+        "anomalies that need attention (per-ZIP rows with no state rate or whose parts do not add up: not applied; "
+        "rates above the state's documented maxima or special districts above the state rate in an official "
+        "source), expected notes (the same rate checks on an estimated table, which folds tribal lands and "
+        "villages into whole ZIPs: counted, never refused), warnings, and the lower-ranked components an official "
+        "level replaced (a Georgia county rate includes the special districts a per-ZIP table lists apart; "
+        "levy/data/tax/level_inclusions.json); several files end with a summary. --strict refuses an import with "
+        "anomalies (exit 1, nothing stored); a file that cannot be read (not UTF-8, a NUL byte, a line over "
+        "131,072 characters, a bad row, an SST boundary file without its rate file) exits 2 with its file and line. "
         "Older imports are kept: a past date uses the rates in force then. "
         "Running servers pick the new rates up within LEVY_RATES_REFRESH_SECONDS.",
     )
@@ -51,7 +57,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--strict",
         action="store_true",
-        help="Refuse the import (store nothing) when any file's report has anomalies.",
+        help="Refuse the import (store nothing, exit 1) when any file's report has anomalies.",
     )
     p.add_argument("--no-progress", action="store_true", help="Do not draw the progress bar on stderr.")
     add_db(p)
@@ -68,10 +74,12 @@ async def _rates_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from levy.app.rate_import import ProgressBar, build, expand, import_files
-    from levy.domain.errors import LevyError
+    from levy.domain.errors import LevyError, ValidationFailed
 
     try:
         files = expand(args.paths)
+        if not files:
+            raise ValidationFailed(f"{', '.join(args.paths)}: no rate file in it")
         parsed = build(
             files,
             boundaries=Path(args.boundaries) if args.boundaries else None,
@@ -80,7 +88,7 @@ async def _rates_import(args: argparse.Namespace) -> int:
         )
     except LevyError as e:
         _print_error(e)
-        return 1
+        return 2
     bars: list[ProgressBar] = []
 
     def progress(total: int) -> Callable[[int], None]:
@@ -94,20 +102,53 @@ async def _rates_import(args: argparse.Namespace) -> int:
             bars[0].finish()
         for path in report.skipped:
             print(f"{path}: already imported")
+        brief = len(report.imported) > 1  # several files: the report of a file with nothing to say is its line below
         for p in report.imported:
-            for line in p.rate_report.lines() if p.rate_report else ():
-                print(line)
+            if p.rate_report is not None and (not brief or p.rate_report.needs_attention):
+                for line in p.rate_report.lines():
+                    print(line)
         if report.refused:
             names = ", ".join(p.path.name for p in report.refused)
             print(f"error: --strict: anomalies in {names}", file=sys.stderr)
             print("nothing imported", file=sys.stderr)
             return 1
         for p in report.imported:
-            print(f"{p.path}: imported {len(p.records)} rows ({p.format}, effective from {p.effective_from.isoformat()})")
-        print(f"{len(report.imported)} file(s) imported, {len(report.skipped)} already imported")
+            print(f"{p.path}: imported {len(p.records)} rows ({p.format}, {_window(p)})")
+        for line in _summary(report):
+            print(line)
         return 0
 
     return await with_store(args, run)
+
+
+def _window(p: Any) -> str:
+    """How the import is dated: an SST import with boundaries is labelled with its quarter, and says
+    when its records are in force when that is not the quarter (the MN sample's records ended in 2019)."""
+    text = f"effective from {p.effective_from.isoformat()}"
+    rep = p.rate_report
+    if p.format == "sst" and rep is not None and rep.effective_from is not None:
+        to = rep.effective_to
+        if rep.effective_from > p.effective_from or (to is not None and to < p.effective_from):
+            text = (f"labelled {p.effective_from.isoformat()} by its quarter; its records are in force "
+                    f"{rep.effective_from.isoformat()}..{to.isoformat() if to else ''}, none on that day")
+    return text
+
+
+def _summary(report: Any) -> list[str]:
+    """The closing lines: files, records, anomalies needing attention, and expected notes by kind."""
+    reps = [p.rate_report for p in report.imported if p.rate_report is not None]
+    anomalies = sum(len(r.anomalies) for r in reps)
+    expected: dict[str, int] = {}
+    for r in reps:
+        for kind, n in r.expected_counts().items():
+            expected[kind] = expected.get(kind, 0) + n
+    out = [f"{len(report.imported)} file(s) imported ({sum(len(p.records) for p in report.imported)} records), "
+           f"{len(report.skipped)} already imported; {anomalies} anomalies need attention"
+           + (" (listed above)" if anomalies else "")]
+    if expected:
+        counts = ", ".join(f"{k} {n}" for k, n in sorted(expected.items()))
+        out.append(f"expected of the estimated tables, not anomalies (levy rates list shows them): {counts}")
+    return out
 
 
 def _print_error(e: Any) -> None:
@@ -133,14 +174,21 @@ async def _rates_list(args: argparse.Namespace) -> int:
             states = ",".join(rep.get("states", ())) or "-"
             zips = rep.get("zips_covered", "-")
             anomalies = rep.get("anomalies", ())
+            expected = rep.get("expected", ())
             print(
                 f"{r.id}\t{r.format}\t{kinds}\t{period}\tstates {states}\t{zips} ZIPs\t{r.row_count} records"
                 f"\t{len(anomalies)} anomalies\t{r.imported_at.isoformat()}\t{r.source_file}"
             )
-            for a in anomalies[:SHOWN]:
-                print(f"  anomaly {a['kind']}: line {a['line']}: {a['state']} {a['where']}: {a['detail']}")
-            if len(anomalies) > SHOWN:
-                print(f"  ... and {len(anomalies) - SHOWN} more anomalies")
+            for label, items in (("anomaly", anomalies), ("expected", expected)):
+                for a in items[:SHOWN]:
+                    print(f"  {label} {a['kind']}: line {a['line']}: {a['state']} {a['where']}: {a['detail']}")
+                if len(items) > SHOWN:
+                    print(f"  ... and {len(items) - SHOWN} more ({label})")
+            replaced = rep.get("replaced", ())
+            for text in replaced[:SHOWN]:
+                print(f"  replaced: {text}")
+            if len(replaced) > SHOWN:
+                print(f"  ... and {len(replaced) - SHOWN} more (replaced)")
             for w in rep.get("warnings", ()):
                 print(f"  warning: {w}")
         return 0

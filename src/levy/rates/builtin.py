@@ -72,8 +72,9 @@ def _intern(value: str | None) -> str | None:
 
 def builtin_rate_table(records=()) -> RateTable:  # type: ignore[no-untyped-def]
     """A RateTable of the built-in state data, the ZIP directory and imported ``records``
-    (LocalRecord, or ZipRateRow read as estimated records), oldest import first."""
-    return RateTable.build(load_states(), records, zip_directory())
+    (LocalRecord, or ZipRateRow read as estimated records), oldest import first; an
+    official level replaces what it includes (``level_inclusions.json``)."""
+    return RateTable.build(load_states(), records, zip_directory(), load_level_inclusions())
 
 
 @lru_cache(maxsize=1)
@@ -87,7 +88,22 @@ def zip5_records(rows):  # type: ignore[no-untyped-def]
 
     states = states_by_code()
     directory = zip_directory()
-    return [zip_row_record(states[r.state], r, directory.get(r.zip5)) for r in rows if r.state in states]
+    counties = state_counties()
+    return [zip_row_record(states[r.state], r, directory.get(r.zip5), counties.get(r.state)) for r in rows
+            if r.state in states]
+
+
+@lru_cache(maxsize=1)
+def state_counties() -> dict[str, dict[str, str]]:
+    """State code -> normalised county name -> the Census county name (``county_fips.csv``)."""
+    from levy.domain.tax.place_names import normalise_county
+    from levy.rates.sst import STATE_FIPS
+
+    out: dict[str, dict[str, str]] = {}
+    for (fips, _), name in county_names().items():
+        if fips in STATE_FIPS:
+            out.setdefault(STATE_FIPS[fips], {})[normalise_county(name)] = name
+    return out
 
 
 RULE_KEYS = frozenset({
@@ -195,6 +211,19 @@ def load_local_limits():  # type: ignore[no-untyped-def]
         )
         for code, e in raw["states"].items()
     }
+
+
+@lru_cache(maxsize=1)
+def load_level_inclusions():  # type: ignore[no-untyped-def]
+    """What an official rate of a level includes (``level_inclusions.json``), see
+    :mod:`levy.domain.tax.level_overlay`."""
+    from levy.domain.tax.level_overlay import LevelInclusion
+
+    return tuple(
+        LevelInclusion(e["state"], e["level"], tuple(e["includes"]), date.fromisoformat(e["effective_from"]),
+                       date.fromisoformat(e["effective_to"]) if e.get("effective_to") else None, e["source"])
+        for e in _read_json("level_inclusions.json")["inclusions"]
+    )
 
 
 @lru_cache(maxsize=1)

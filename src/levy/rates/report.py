@@ -17,6 +17,21 @@ Anomalies (``--strict`` refuses an import that has any):
   (estimated ZIP tables fold districts such as tribal lands into whole ZIPs,
   giving combined rates near 17%).
 
+* ``no_state_rate``: a per-ZIP table row stating no state rate (0) where the
+  state has one on the table's date (NM, SD rows that fold everything into a
+  local column): the row is NOT applied (no state rate added to it, no figure
+  corrected); the ZIP gets the state rate alone and says its local rates are
+  missing;
+* ``components_not_summing``: a per-ZIP table row whose state, county, city
+  and special rates do not add up to its combined rate: not applied either.
+
+An anomaly needs attention. What is expected of an *estimated* source (the
+per-ZIP tables fold tribal lands, villages and improvement districts into whole
+ZIPs: NY Canastota Village 16%, CA 92082 Rincon Reservation 15.5%) is not an
+anomaly: the rate checks ``special_above_state``, ``component_above_max_local``
+and ``combined_above_max`` on an estimated record are ``expected`` notes,
+counted in the report, listed by ``levy rates list``, never refused.
+
 One anomaly per source line and kind, with the number of ZIPs (or places) it
 touches. Warnings (never refused) say what else the import could not do, e.g.
 ``unplaced_local_taxes`` (made by the importer, see
@@ -42,12 +57,16 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from levy.domain.tax.level_overlay import Replacement
 from levy.domain.tax.local_rates import LocalRecord
-from levy.domain.tax.rates import StateInfo, ZipPlace
+from levy.domain.tax.rates import StateInfo, ZipPlace, ZipRateRow
 from levy.domain.tax.place_names import normalise_county, normalise_place
 
 SHOWN = 20  # anomalies / disagreements listed one by one in the printed report
 _ZERO = Decimal(0)
+_TOLERANCE = Decimal("0.00001")  # a per-ZIP table prints rates to 6 places
+# Rate checks that an estimated source is expected to fail (districts folded into whole ZIPs): notes, not anomalies.
+EXPECTED_OF_ESTIMATED = frozenset({"special_above_state", "component_above_max_local", "combined_above_max"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +122,19 @@ class RateReport:
     anomalies: tuple[Anomaly, ...] = ()
     warnings: tuple[str, ...] = ()
     disagreements: tuple[Disagreement, ...] = field(default=())
+    expected: tuple[Anomaly, ...] = ()  # rate checks an estimated source is expected to fail (see the module doc)
+    replaced: tuple[Replacement, ...] = ()  # lower-ranked components an official level replaced
+
+    @property
+    def needs_attention(self) -> bool:
+        """Anything beyond figures: anomalies, warnings, disagreements, replacements."""
+        return bool(self.anomalies or self.warnings or self.disagreements or self.replaced)
+
+    def expected_counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for a in self.expected:
+            out[a.kind] = out.get(a.kind, 0) + 1
+        return out
 
     def lines(self) -> list[str]:
         window = f"{_iso(self.effective_from)}..{_iso(self.effective_to)}"
@@ -115,7 +147,16 @@ class RateReport:
         out += [f"    {a.kind}: {a.text()}" for a in self.anomalies[:SHOWN]]
         if len(self.anomalies) > SHOWN:
             out.append(f"    ... and {len(self.anomalies) - SHOWN} more")
+        if self.expected:
+            counts = ", ".join(f"{k} {n}" for k, n in sorted(self.expected_counts().items()))
+            out.append(f"  expected of an estimated table (not anomalies): {counts}")
         out += [f"  warning: {w}" for w in self.warnings]
+        if self.replaced:
+            out.append(f"  replaced (an official level includes what the lower-ranked record lists apart): "
+                       f"{len(self.replaced)} ZIPs")
+            out += [f"    {r.text()}" for r in self.replaced[:SHOWN]]
+            if len(self.replaced) > SHOWN:
+                out.append(f"    ... and {len(self.replaced) - SHOWN} more")
         if self.disagreements:
             out.append(f"  disagreements with imported ZIP tables: {len(self.disagreements)}")
             out += [f"    {d.text()}" for d in self.disagreements[:SHOWN]]
@@ -139,6 +180,11 @@ class RateReport:
             ],
             "warnings": list(self.warnings),
             "disagreements": len(self.disagreements),
+            "expected": [
+                {"kind": a.kind, "state": a.state, "where": a.where, "line": a.line, "detail": a.detail, "count": a.count}
+                for a in self.expected
+            ],
+            "replaced": [r.text() for r in self.replaced],
         }
 
 
@@ -151,9 +197,11 @@ def build_report(
     limits: Mapping[str, LocalLimit],
     warnings: Iterable[str] = (),
     disagreements: Iterable[Disagreement] = (),
+    row_anomalies: Iterable[Anomaly] = (),
 ) -> RateReport:
-    """The report of one file: its figures, the rate checks of :func:`find_anomalies`,
-    the importer's ``warnings``."""
+    """The report of one file: its figures, the rate checks of :func:`find_anomalies`
+    (those an estimated record is expected to fail apart), the rows the importer
+    left out (``row_anomalies``, :func:`zip_row_anomalies`), its ``warnings``."""
     zip_keys: dict[str, set[tuple[str | None, str | None]]] = {}
     places = 0
     for r in records:
@@ -164,6 +212,9 @@ def build_report(
         else:
             zip_keys.setdefault(r.zip5, set())
     starts = [r.effective_from for r in records]
+    found, expected = [], []
+    for a, kind in find_anomalies(records, states, limits, with_source_kind=True):
+        (expected if kind == "estimated" and a.kind in EXPECTED_OF_ESTIMATED else found).append(a)
     open_ended = any(r.effective_to is None for r in records)
     ends = [r.effective_to for r in records if r.effective_to is not None]
     return RateReport(
@@ -177,22 +228,53 @@ def build_report(
         effective_from=min(starts) if starts else None,
         effective_to=None if open_ended or not ends else max(ends),
         source_kinds=tuple(sorted({r.source_kind for r in records})),
-        anomalies=tuple(find_anomalies(records, states, limits)),
+        anomalies=tuple(sorted([*found, *row_anomalies], key=lambda a: (a.line, a.kind))),
         warnings=tuple(warnings),
         disagreements=tuple(disagreements),
+        expected=tuple(expected),
     )
 
 
+def zip_row_anomalies(rows: Iterable[ZipRateRow], states: Mapping[str, StateInfo]) -> tuple[list[ZipRateRow], list[Anomaly]]:
+    """The rows of a per-ZIP table to apply, and one anomaly per row left out:
+    ``components_not_summing`` (state + county + city + special differs from the
+    stated combined rate) and ``no_state_rate`` (a 0 state rate where the state
+    has one on the table's date). Such a row is neither corrected nor applied."""
+    kept: list[ZipRateRow] = []
+    out: list[Anomaly] = []
+    for r in rows:
+        info = states.get(r.state)
+        state_rate = info.rate_on(r.effective_from) if info is not None else None
+        where = f"ZIP {r.zip5}"
+        if r.stated_combined is not None and abs(r.stated_combined - r.combined_rate) > _TOLERANCE:
+            out.append(Anomaly("components_not_summing", r.state, where, r.line,
+                               f"{r.region_name}: state {pct(r.state_rate)} + county {pct(r.county_rate)} + city "
+                               f"{pct(r.city_rate)} + special {pct(r.special_rate)} = {pct(r.combined_rate)}, not the "
+                               f"combined rate {pct(r.stated_combined)}: row not applied"))
+        elif r.state_rate == 0 and state_rate is not None and state_rate.rate > 0:
+            out.append(Anomaly("no_state_rate", r.state, where, r.line,
+                               f"{r.region_name}: no state rate (combined {pct(r.combined_rate)}) where the "
+                               f"{r.state} state rate is {pct(state_rate.rate)}: row not applied (the ZIP gets the "
+                               "state rate alone and says its local rates are missing)"))
+        else:
+            kept.append(r)
+    return kept, out
+
+
 def find_anomalies(
-    records: Iterable[LocalRecord], states: Mapping[str, StateInfo], limits: Mapping[str, LocalLimit]
-) -> list[Anomaly]:
-    # (kind, source, line, component code) -> the first anomaly, and every ZIP or place it was seen at
-    found: dict[tuple[str, str, int, str], tuple[Anomaly, set[str]]] = {}
+    records: Iterable[LocalRecord], states: Mapping[str, StateInfo], limits: Mapping[str, LocalLimit],
+    *, with_source_kind: bool = False,
+) -> list[Any]:
+    """The rate checks of the module doc, one per source line and kind; with
+    ``with_source_kind``, (anomaly, the record's source kind) pairs."""
+    # (kind, source, line, component code) -> the first anomaly, its source kind, and every ZIP or place it was seen at
+    found: dict[tuple[str, str, int, str], tuple[Anomaly, str, set[str]]] = {}
 
     def add(kind: str, r: LocalRecord, code: str, detail: str) -> None:
         where = _where(r)
-        seen = found.setdefault((kind, r.source, r.line, code), (Anomaly(kind, r.state, where, r.line, detail), set()))
-        seen[1].add(where)
+        seen = found.setdefault((kind, r.source, r.line, code),
+                                (Anomaly(kind, r.state, where, r.line, detail), r.source_kind, set()))
+        seen[2].add(where)
 
     for r in records:
         info = states.get(r.state)
@@ -219,8 +301,9 @@ def find_anomalies(
             if combined > limit.max_combined_rate:
                 add("combined_above_max", r, "",
                     f"combined rate {pct(combined)} above the documented maximum {pct(limit.max_combined_rate)}")
-    out = [replace(first, count=len(wheres)) for first, wheres in found.values()]
-    return sorted(out, key=lambda a: (a.line, a.kind))
+    out = sorted(((replace(first, count=len(wheres)), kind) for first, kind, wheres in found.values()),
+                 key=lambda pair: (pair[0].line, pair[0].kind))
+    return out if with_source_kind else [a for a, _ in out]
 
 
 def cdtfa_disagreements(

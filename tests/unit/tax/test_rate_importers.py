@@ -492,6 +492,7 @@ def test_build_tells_the_formats_apart_and_reports_on_the_real_files() -> None:
         "unplaced_local_taxes: line 6: GA city 04000: 1.9% in force from 2022-10-01 cannot be placed on ZIPs without "
         "the boundary file: not applied (the records state county rates only; each ZIP keeps the city and "
         "special-district rates of its other imports)")
-    # The estimated CA table: one record per ZIP, 3 anomalies on line 616 (see above).
+    # The estimated CA table: one record per ZIP, the 3 rate checks line 616 fails (see above) are expected of an
+    # estimated table (Rincon Reservation folded into ZIP 92082): notes, not anomalies.
     assert ca.rate_report is not None and ca.rate_report.source_kinds == ("estimated",)
-    assert len(ca.rate_report.anomalies) == 3
+    assert ca.rate_report.anomalies == () and len(ca.rate_report.expected) == 3

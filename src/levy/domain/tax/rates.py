@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from levy.domain.errors import ValidationFailed
 from levy.domain.memo import BoundedMemo
 from levy.domain.periods import within
+from levy.domain.tax.level_overlay import LevelInclusion, widen_official_levels
 from levy.domain.tax.local_rates import SOURCE_PRECEDENCE, Component, LocalRecord, ResolutionLevel, StreetRange
 from levy.domain.tax.model import Address, JurisdictionType
 from levy.domain.tax.place_names import (
@@ -127,6 +128,7 @@ class ZipRateRow:
     effective_to: date | None
     source: str
     line: int = 0
+    stated_combined: Decimal | None = None  # the file's combined rate column (None: not kept)
 
     @property
     def combined_rate(self) -> Decimal:
@@ -241,6 +243,8 @@ class RateTable:
     imported_states: frozenset[str] = frozenset()
     place_states: frozenset[str] = frozenset()  # states with place-wide records
     records: tuple[LocalRecord, ...] = ()
+    # What an official level includes (levy.domain.tax.level_overlay): applied per ZIP when the table is built.
+    inclusions: tuple[LevelInclusion, ...] = ()
     # Resolutions already worked out, by what decides them (see resolve): the
     # table is immutable, so a resolution never changes; bounded. Kept (issue 23,
     # ``python -m bench.fast_paths``): 20.7 us against 35.6 us for a 3-line
@@ -257,8 +261,14 @@ class RateTable:
         states: Iterable[StateInfo],
         records: Iterable[LocalRecord | ZipRateRow] = (),
         zip_directory: Mapping[str, ZipPlace] | None = None,
+        inclusions: Iterable[LevelInclusion] = (),
     ) -> RateTable:
         """Index imported records, given oldest import first (a later one wins a tie).
+
+        ``inclusions``: what an official level includes; a ZIP's partial official
+        records are widened over its full records as
+        :func:`~levy.domain.tax.level_overlay.widen_official_levels` confirms, in
+        whatever order the records were imported.
 
         A :class:`ZipRateRow` (a per-ZIP table row kept from before local
         records existed) is read as the estimated record :func:`zip_row_record`
@@ -274,10 +284,13 @@ class RateTable:
                 item = zip_row_record(st, item, directory.get(item.zip5))
             if item.state in smap:
                 kept.append(item)
-        return cls._index(smap, kept, directory)
+        return cls._index(smap, kept, directory, tuple(inclusions))
 
     @classmethod
-    def _index(cls, smap: dict[str, StateInfo], records: list[LocalRecord], directory: dict[str, ZipPlace]) -> RateTable:
+    def _index(
+        cls, smap: dict[str, StateInfo], records: list[LocalRecord], directory: dict[str, ZipPlace],
+        inclusions: tuple[LevelInclusion, ...] = (),
+    ) -> RateTable:
         zip_level: dict[tuple[str, str], list[_Candidate]] = {}
         partial: dict[tuple[str, str], list[_Candidate]] = {}
         plus4: dict[tuple[str, str], list[_Candidate]] = {}
@@ -311,6 +324,12 @@ class RateTable:
                 partial.setdefault((r.state, r.zip5), []).append(cand)
             else:
                 zip_level.setdefault((r.state, r.zip5), []).append(cand)
+        if inclusions:
+            for key in partial.keys() & zip_level.keys():
+                cands = partial[key]
+                widened, _ = widen_official_levels([c.record for c in cands], [c.record for c in zip_level[key]],
+                                                   inclusions)
+                partial[key] = [c if c.record is r else _Candidate(r, c.rows) for c, r in zip(cands, widened)]
         zips: dict[tuple[str, str], _ZipEntry] = {}
         for key in zip_level.keys() | plus4.keys() | streets.keys() | partial.keys():
             zips[key] = _ZipEntry(
@@ -329,11 +348,12 @@ class RateTable:
             imported_states=frozenset(r.state for r in records),
             place_states=frozenset(s for s, _ in places.keys() | unincorporated.keys()),
             records=tuple(records),
+            inclusions=inclusions,
         )
 
     def with_records(self, records: Iterable[LocalRecord | ZipRateRow]) -> RateTable:
         """A new table with the records of a newer import added (they win ties)."""
-        return RateTable.build(self.states.values(), [*self.records, *records], self.zip_directory)
+        return RateTable.build(self.states.values(), [*self.records, *records], self.zip_directory, self.inclusions)
 
     # --------------------------------------------------------------- resolve
     def resolve(self, address: Address, on: date, pointer: str = "", address_pointer: str | None = None) -> Resolution:
@@ -626,19 +646,30 @@ def without_statewide_local(st: StateInfo, components: tuple[Component, ...], on
     return tuple(c if r == c.rate else replace(c, rate=r) for c, r in zip(components, rates) if r > 0)
 
 
-def zip_row_record(st: StateInfo, row: ZipRateRow, place: ZipPlace | None) -> LocalRecord:
+def zip_row_record(
+    st: StateInfo, row: ZipRateRow, place: ZipPlace | None, counties: Mapping[str, str] | None = None
+) -> LocalRecord:
     """A per-ZIP table row as an ``estimated``, primary ZIP-level record.
 
     The statewide mandatory local portion is taken out
     (:func:`without_statewide_local`); the row's StateRate is ignored (the
     built-in state rate is authoritative: e.g. UT files print 0.048499 for
-    4.85%). Names come from the ZIP directory when it knows the ZIP, else from
-    the row's region name.
+    4.85%). The rows are named after the jurisdiction whose rate they apply,
+    from the row's own region: when the region names a county of the state
+    (``counties``: normalised county name -> county name) other than the ZIP
+    directory's county, and not the directory's city, the county rate is that county's (28607 Boone, region
+    WILKES: "Wilkes County", not the directory's Watauga County). Otherwise
+    county and city names come from the ZIP directory when it knows the ZIP,
+    else from the region name; special districts are "<region> special district".
     """
     region = row.region_name.strip() or row.zip5
     same_state = place is not None and place.state == row.state
     county_name = place.county if same_state and place.county else f"{region.title()} County"  # type: ignore[union-attr]
     city_name = place.city if same_state and place.city else region.title()  # type: ignore[union-attr]
+    region_county = (counties or {}).get(normalise_county(region))
+    if (region_county is not None and normalise_county(region_county) != normalise_county(county_name)
+            and normalise_place(region) != normalise_place(city_name)):  # region HOUSTON in Houston: the city, not Houston County
+        county_name = region_county
     s = row.state
     parts = (
         Component("county", county_name, row.county_rate, f"US-CO-{s}-{slug(county_name)}"),
