@@ -259,7 +259,7 @@ def calculate(
         how = sourced[idx]
         if how is not None:
             res = how.resolution
-        holiday = holidays.find(res.state, line.category, net, line.quantity, on) if holidays else None
+        holiday = holidays.find(res.state, line.category, net, line.quantity, on) if holidays is not None else None
         plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
                           how.detail if how is not None else "", holiday)
         rows, tax, before = _line_rows(plan, line.quantity, gross, net)

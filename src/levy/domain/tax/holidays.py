@@ -28,6 +28,8 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, Literal
 
+from levy.domain.memo import BoundedMemo
+
 LimitMode = Literal["below", "at_or_below"]
 Per = Literal["item", "pair"]
 Levels = Literal["state", "state_and_local"]
@@ -47,13 +49,20 @@ class HolidayItems:
     per: Per = "item"
 
     def holds(self, category: str) -> bool:
-        return any(category == c or category.startswith(c + ".") for c in self.codes)
+        return _holds(frozenset(self.codes), category)
 
-    def within(self, price: Decimal) -> bool:
+    def admits(self, amount: int, quantity: Decimal) -> bool:
+        """Whether a line of ``quantity`` units for ``amount`` meets the limit: the price per item (per pair:
+        of two units, or of one when the line has one), ``amount / quantity [x 2]``, compared without
+        dividing (``amount [x 2] < limit x quantity``)."""
         limit = self.limit
         if limit is None:
             return True
-        return price < limit or (self.limit_mode == "at_or_below" and price == limit)
+        if quantity <= 0:
+            lhs, rhs = amount, limit
+        else:
+            lhs, rhs = (amount * min(quantity, 2) if self.per == "pair" else amount), limit * quantity
+        return lhs < rhs or (self.limit_mode == "at_or_below" and lhs == rhs)
 
     def limit_text(self) -> str:
         if self.limit is None:
@@ -93,21 +102,16 @@ class Holiday:
         return f"{self.first_day.isoformat()} to {self.last_day.isoformat()}"
 
 
-@dataclass(frozen=True, slots=True)
 class HolidayMatch:
-    """A line that qualifies: the holiday and the items group it qualifies under."""
+    """A line that qualifies: the holiday and the items group it qualifies under, with the words of its
+    rows worked out once (when the index is built)."""
 
-    holiday: Holiday
-    items: HolidayItems
+    __slots__ = ("holiday", "items", "rule_name", "detail")
 
-    @property
-    def rule_name(self) -> str:
-        return f"Exempt: {self.holiday.name} ({self.holiday.period_text()})"
-
-    @property
-    def detail(self) -> str:
-        h = self.holiday
-        return f"sales tax holiday: {self.items.label}, {self.items.limit_text()} ({h.source})"
+    def __init__(self, holiday: Holiday, items: HolidayItems) -> None:
+        self.holiday, self.items = holiday, items
+        self.rule_name = f"Exempt: {holiday.name} ({holiday.period_text()})"
+        self.detail = f"sales tax holiday: {items.label}, {items.limit_text()} ({holiday.source})"
 
     def taxed_detail(self, code: str) -> str:
         """Why a local row of a qualifying line is taxed all the same."""
@@ -118,16 +122,27 @@ class HolidayMatch:
 
 
 class Holidays:
-    """Immutable index of holidays by state, in date order."""
+    """Immutable index of holidays by state, in date order.
 
-    __slots__ = ("_by_state", "_all")
+    :meth:`find` runs for every line of every calculation: a state without holidays is one dict miss; a
+    state with some compares the date with each period, and only a line on a holiday's day has its category
+    and price looked at (each group's prefixes in a set, each category's prefixes tried from the longest)."""
+
+    __slots__ = ("_by_state", "_all", "_found")
 
     def __init__(self, holidays: Iterable[Holiday]) -> None:
         by_state: dict[str, list[Holiday]] = {}
         for h in holidays:
             by_state.setdefault(h.state, []).append(h)
-        self._by_state = {s: tuple(sorted(hs, key=lambda h: h.first_day)) for s, hs in by_state.items()}
-        self._all = tuple(h for s in sorted(self._by_state) for h in self._by_state[s])
+        ordered = {s: sorted(hs, key=lambda h: h.first_day) for s, hs in by_state.items()}
+        self._all = tuple(h for s in sorted(ordered) for h in ordered[s])
+        self._by_state: dict[str, tuple[tuple[date, date, tuple[tuple[frozenset[str], HolidayMatch], ...]], ...]] = {
+            s: tuple((h.first_day, h.last_day, tuple((frozenset(i.codes), HolidayMatch(h, i)) for i in h.items))
+                     for h in hs)
+            for s, hs in ordered.items()
+        }
+        # (state, category, date) -> the groups in force that hold the category; bounded.
+        self._found: BoundedMemo[tuple[str, str, date], tuple[HolidayMatch, ...]] = BoundedMemo(20_000)
 
     def __len__(self) -> int:
         return len(self._all)
@@ -137,30 +152,41 @@ class Holidays:
         return self._all
 
     def of_state(self, state: str) -> tuple[Holiday, ...]:
-        return self._by_state.get(state, ())
+        return tuple(h for h in self._all if h.state == state)
 
     def find(self, state: str | None, category: str | None, amount: int, quantity: Decimal,
              on: date) -> HolidayMatch | None:
         """The holiday under which a line of ``category`` (``amount`` after its discounts, ``quantity``
         units) is exempt in ``state`` on ``on``, or None."""
-        found = self._by_state.get(state or "")
-        if not found or not category:
+        periods = self._by_state.get(state) if state else None
+        if periods is None or not category:
             return None
-        for h in found:
-            if not h.covers(on):
-                continue
-            for items in h.items:
-                if items.holds(category) and items.within(_price(amount, quantity, items.per)):
-                    return HolidayMatch(h, items)
+        for first, last, _ in periods:
+            if first <= on <= last:
+                break
+        else:
+            return None  # no holiday of the state that day: the common case, no memo needed
+        key = (state, category, on)
+        candidates = self._found.get(key)
+        if candidates is None:
+            candidates = self._found.put(key, tuple(
+                match for first, last, groups in periods if first <= on <= last
+                for codes, match in groups if _holds(codes, category)))
+        for match in candidates:
+            if match.items.admits(amount, quantity):
+                return match
         return None
 
 
-def _price(amount: int, quantity: Decimal, per: Per) -> Decimal:
-    """The price compared with the limit: per unit, or per pair (two units when the line has two or more)."""
-    unit = Decimal(amount) / quantity if quantity else Decimal(amount)
-    if per == "pair":
-        return unit * min(quantity, 2) if quantity else unit
-    return unit
+def _holds(codes: frozenset[str], category: str) -> bool:
+    """Whether ``category`` or one of its prefixes (``A.B.C``, ``A.B``, ``A``) is in ``codes``."""
+    while True:
+        if category in codes:
+            return True
+        cut = category.rfind(".")
+        if cut < 0:
+            return False
+        category = category[:cut]
 
 
 HOLIDAY_KEYS = frozenset({"state", "name", "first_day", "last_day", "items", "levels", "local_opt_outs", "source",
