@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from levyserver import LevyServer, Tenant, create_tenant
 from rates_servers import server_with_rates
 from test_calculations import Caller, _Sql, assert_consistent, body, line

@@ -106,7 +106,7 @@ class HolidayMatch:
     """A line that qualifies: the holiday and the items group it qualifies under, with the words of its
     rows worked out once (when the index is built)."""
 
-    __slots__ = ("holiday", "items", "rule_name", "detail")
+    __slots__ = ("detail", "holiday", "items", "rule_name")
 
     def __init__(self, holiday: Holiday, items: HolidayItems) -> None:
         self.holiday, self.items = holiday, items
@@ -128,7 +128,7 @@ class Holidays:
     state with some compares the date with each period, and only a line on a holiday's day has its category
     and price looked at (each group's prefixes in a set, each category's prefixes tried from the longest)."""
 
-    __slots__ = ("_by_state", "_all", "_found")
+    __slots__ = ("_all", "_by_state", "_found")
 
     def __init__(self, holidays: Iterable[Holiday]) -> None:
         by_state: dict[str, list[Holiday]] = {}
