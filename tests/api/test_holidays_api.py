@@ -143,3 +143,30 @@ def test_missouri_since_sb_153_every_local_level_is_exempt(calc, seller) -> None
     assert one(calc, seller, "2025-08-01", "MO", "65201", CLOTHING, 5000)["tax_amount"] == "0"
     # The day after: 5000 x 4.225% = 211.25 -> 211; x 1.75% = 87.5 -> 88; x 2% = 100: 399.
     assert one(calc, seller, "2025-08-04", "MO", "65201", CLOTHING, 5000)["tax_amount"] == "399"
+
+
+@pytest.fixture(params=["rest", "grpc"])
+def txn(request: pytest.FixtureRequest, hol_server: LevyServer, seller: Tenant) -> Iterator[Any]:
+    import grpc
+
+    from txn_api import Txn
+
+    with grpc.insecure_channel(hol_server.grpc_target) as ch:
+        t = Txn(request.param, hol_server, ch, seller.key)
+        try:
+            yield t
+        finally:
+            t.close()
+
+
+def test_a_transaction_on_the_holiday_stores_the_exempt_rows(txn) -> None:
+    # Dallas, 2026-08-08: a $50 shirt exempt (0), a $120 jacket taxed: 12000 x 6.25% = 750, x 1% = 120, x 1% = 120.
+    b = {"type": "sale", "status": "finalized", "transaction_date": at("2026-08-08"),
+         "line_items": [line("shirt", "TX", CLOTHING, "1", 5000, zip="75201"),
+                        line("jacket", "TX", CLOTHING, "1", 12000, zip="75201")]}
+    out = txn.create(b)
+    assert out["tax_amount"] == "990"
+    stored = txn.get(out["id"])
+    shirt, jacket = stored["line_items"]
+    assert shirt["tax_amount"] == "0" and jacket["tax_amount"] == "990"
+    assert all(r["rule_name"].startswith("Exempt: Texas sales tax holiday 2026") for r in shirt["taxes"])
