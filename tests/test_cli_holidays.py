@@ -6,13 +6,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from levyserver import ROOT, levy_env
 
 
-def levy(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "levy", *args], cwd=ROOT, capture_output=True, text=True,
+def levy(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "levy", *args], cwd=cwd, capture_output=True, text=True,
                           env=levy_env(), timeout=60)
+
+
+def test_needs_no_database_and_creates_none(tmp_path: Path) -> None:
+    r = levy("holidays", "--state", "FL", cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == "" and "FL  2025-08-01 .. 2025-08-31" in r.stdout
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_help_describes_every_option() -> None:
