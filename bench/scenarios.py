@@ -92,6 +92,25 @@ def grpc_calculation(env: Env) -> dict[str, Any]:
                         "the same levy serve with the calculation precomputed")
 
 
+def calculation_cpu(env: Env) -> dict[str, Any]:
+    """Server CPU per gRPC calculation of 1 and of 10 lines, one request at a time (all threads of ``levy
+    serve``, /proc): the figure to compare before and after a change to the engine (issue 31)."""
+    n = env.n(2000, 400)
+    loads = {lines: _calc_grpc(env, lines=lines) for lines in (1, 10)}
+
+    def once() -> dict[str, float]:
+        out: dict[str, float] = {}
+        for lines, load in loads.items():
+            before = _cpu_ms(env.server.pid)
+            r = run_load(load, requests=n, concurrency=1, processes=1, warmup=WARMUP)
+            out[f"cpu_ms_{lines}_line{'s' if lines > 1 else ''}"] = (_cpu_ms(env.server.pid) - before) / (n + WARMUP)
+            out[f"p50_ms_{lines}_line{'s' if lines > 1 else ''}"] = r["p50_ms"]
+        return out
+
+    figs = repeat(once, env.reps)
+    return _result("reported", None, None, figs, load=f"1 client, concurrency 1, {n} requests of each (gRPC)")
+
+
 def rest_calculation(env: Env) -> dict[str, Any]:
     requests, conc = env.n(3000, 300), 8
     rest, grpc_calc = _calc_rest(env), _calc_grpc(env)
@@ -428,6 +447,7 @@ SCENARIOS = {
     "rest_calculation": ("REST calculation, same request", rest_calculation),
     "calculation_100_lines": ("calculation, 100 lines, concurrency 1", calculation_100_lines),
     "service_time": ("service time, 3-line calculation, concurrency 1", service_time),
+    "calculation_cpu": ("server CPU per calculation, 1 and 10 lines, concurrency 1", calculation_cpu),
     "batch_upsert": ("batch upsert, 1000 new customers; the same resent", batch_upsert),
     "transactions": ("finalized transaction, 10 lines", transactions),
     "write_path": ("write path: finalized 10-line transaction vs its calculation; c16", write_path),

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from levy.domain.tax.rates import RateTable
-from levy.rates.builtin import builtin_rate_table, load_taxability
+from levy.rates.builtin import builtin_rate_table, load_holidays, load_taxability
 from levy.store import rates as store
 from levy.store.db import transaction
 
@@ -59,8 +59,9 @@ class RatesRuntime:
         return self._loaded.table
 
     async def load(self) -> None:
-        """Load the taxability rules and every imported record (start-up)."""
+        """Load the taxability rules, the sales tax holidays and every imported record (start-up)."""
         await asyncio.to_thread(load_taxability)
+        await asyncio.to_thread(load_holidays)
         await self.reload(force=True)
 
     async def reload(self, *, force: bool = False) -> bool:

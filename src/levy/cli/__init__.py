@@ -16,11 +16,11 @@ import sys
 from collections.abc import Sequence
 
 from levy import __version__
-from levy.cli import certificates, filings, locations, org, rates, serve, tenants, transactions, users
+from levy.cli import certificates, filings, holidays, locations, org, rates, serve, tenants, transactions, users
 from levy.cli.common import config_from
 
 # The command groups, in the order ``levy --help`` lists them.
-GROUPS = (serve, tenants, org, certificates, rates, filings, locations, users, transactions)
+GROUPS = (serve, tenants, org, certificates, rates, holidays, filings, locations, users, transactions)
 
 
 def build_parser() -> argparse.ArgumentParser:

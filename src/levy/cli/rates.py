@@ -12,7 +12,8 @@ from levy.cli.common import add_db, with_store
 
 
 def register(sub: Any) -> None:
-    rates = sub.add_parser("rates", help="Import and list local rate tables.", description="Import and list local rate tables.")
+    rates = sub.add_parser("rates", help="Import and list local rate tables.", description="Import and list local rate tables. "
+                           "Sales tax holidays are built-in dated data: list them with 'levy holidays'.")
     rsub = rates.add_subparsers(dest="rates_command", required=True, metavar="COMMAND")
     p = rsub.add_parser(
         "import",

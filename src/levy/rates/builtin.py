@@ -198,6 +198,21 @@ def load_sourcing():  # type: ignore[no-untyped-def]
 
 
 @lru_cache(maxsize=1)
+def load_holidays():  # type: ignore[no-untyped-def]
+    """The sales tax holidays (``holidays.json``, issue 31) as a Holidays index, their codes checked
+    against the catalogue."""
+    from levy.domain.tax.holidays import parse_holidays
+    from levy.domain.taxcodes import load_catalogue
+
+    return parse_holidays(_read_json("holidays.json"), (t.code for t in load_catalogue().tax_codes))
+
+
+def holidays_not_included() -> list[dict[str, str]]:
+    """The holidays the data leaves out, with why (``holidays.json`` ``not_included``)."""
+    return list(_read_json("holidays.json").get("not_included", ()))
+
+
+@lru_cache(maxsize=1)
 def load_local_limits():  # type: ignore[no-untyped-def]
     """State -> documented maximum local and combined rates (``local_rate_limits.json``)."""
     from levy.rates.report import LocalLimit

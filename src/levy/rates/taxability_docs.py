@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import date
 from decimal import Decimal
 
+from levy.domain.tax.holidays import Holidays
 from levy.domain.tax.taxability import Rule, Taxability
 
 AS_OF = date(2026, 11, 24)
@@ -88,7 +89,8 @@ def leaf_codes(codes: Iterable[str]) -> list[str]:
     return sorted(c for c in codes if c != "SALES_TAX")
 
 
-def render(rules: Taxability, codes: Sequence[str], state_names: dict[str, str]) -> str:
+def render(rules: Taxability, codes: Sequence[str], state_names: dict[str, str],
+           holidays: Holidays | None = None, holidays_left_out: Sequence[dict[str, str]] = ()) -> str:
     states = sorted(rules.states)
     by_state = {s: list(rules.all_rules(s)) for s in states}
     out = [
@@ -103,7 +105,8 @@ def render(rules: Taxability, codes: Sequence[str], state_names: dict[str, str])
         "T taxable; E exempt; R n% reduced state rate; P n% share of the price taxed; E<$n / E<=$n exempt per item",
         "below / at or below; E first $n the first $n of each item exempt; n%>$n state rate n% above $n per item;",
         "+L local taxes apply where the state exempts or reduces (+L n%: statewide local rate); L0 locals exempt;",
-        "`*` the answer changes with an attribute (see the state's section); `?` unsourced.",
+        "`*` the answer changes with an attribute (see the state's section); `?` unsourced; `H` exempt (under a price",
+        "limit) during a sales tax holiday of the state (see \"Sales tax holidays\" below).",
         "",
     ]
     leaves = leaf_codes(codes)
@@ -116,9 +119,12 @@ def render(rules: Taxability, codes: Sequence[str], state_names: dict[str, str])
                 r = rules.lookup(s, code, frozenset(), AS_OF)
                 mark = "*" if r.depends_on or _has_attribute_variant(rules, s, code) else ""
                 mark += "?" if r.unsourced else ""
+                mark += "H" if holidays is not None and _in_holiday(holidays, s, code) else ""
                 cells.append(treatment_text(r, short=True) + mark)
             out.append(f"| {code} | " + " | ".join(cells) + " |")
         out.append("")
+    if holidays is not None:
+        out += render_holidays(holidays, state_names, holidays_left_out)
     unsourced = [(s, r) for s in states for r in by_state[s] if r.unsourced]
     out += ["## Unsourced values", ""]
     if unsourced:
@@ -141,6 +147,35 @@ def render(rules: Taxability, codes: Sequence[str], state_names: dict[str, str])
     return "\n".join(out)
 
 
+def _in_holiday(holidays: Holidays, state: str, code: str) -> bool:
+    return any(items.holds(code) for h in holidays.of_state(state) for items in h.items)
+
+
+def render_holidays(holidays: Holidays, state_names: dict[str, str],
+                    not_included: Sequence[dict[str, str]] = ()) -> list[str]:
+    """The "Sales tax holidays" section: every holiday with its period, items, limits, levels, opt-outs and
+    source; then what the data leaves out."""
+    out = ["## Sales tax holidays", "",
+           "From `src/levy/data/tax/holidays.json` (`levy holidays` lists them; the rule: docs/tax-engine.md, "
+           "\"Sales tax holidays\"). A line whose category is held by an item group and whose price per item "
+           "meets the limit is exempt on those days (inclusive) at the levels given, except in the local "
+           "jurisdictions that opt out.", "",
+           "| State | Holiday | Days | Items and limit | Levels | Opt-outs | Source |", "|---|---|---|---|---|---|---|"]
+    for h in holidays.all():
+        items = "; ".join(f"{i.label} {i.limit_text()} ({', '.join(i.codes)})" for i in h.items)
+        levels = "state and local" if h.levels == "state_and_local" else "state only"
+        src = f"[source]({h.source_url}) {_cell(h.source)}" if h.source_url else _cell(h.source)
+        note = f" Note: {_cell(h.note)}" if h.note else ""
+        out.append(f"| {h.state} | {_cell(h.name)} | {h.period_text()} | {_cell(items)} | {levels} | "
+                   f"{', '.join(h.local_opt_outs) or '—'} | {src}{note} |")
+    out.append("")
+    if not_included:
+        out += ["Left out (taxed, the cautious side):", ""]
+        out += [f"- {e['state']} {state_names.get(e['state'], '')}: {e['what']}: {e['why']}" for e in not_included]
+        out.append("")
+    return out
+
+
 def _has_attribute_variant(rules: Taxability, state: str, code: str) -> bool:
     parts = code.split(".")
     return any(r.attributes for n in range(len(parts), -1, -1) for r in rules.rules(state, ".".join(parts[:n])))
@@ -149,7 +184,8 @@ def _has_attribute_variant(rules: Taxability, state: str, code: str) -> bool:
 def current() -> str:
     """The document for the built-in data."""
     from levy.domain.taxcodes import load_catalogue
-    from levy.rates.builtin import load_states, load_taxability
+    from levy.rates.builtin import holidays_not_included, load_holidays, load_states, load_taxability
 
     codes = [t.code for t in load_catalogue().tax_codes]
-    return render(load_taxability(), codes, {s.code: s.name for s in load_states()}) + "\n"
+    return render(load_taxability(), codes, {s.code: s.name for s in load_states()}, load_holidays(),
+                  holidays_not_included()) + "\n"

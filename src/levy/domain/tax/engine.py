@@ -13,6 +13,7 @@ from fractions import Fraction
 from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import MAX_AMOUNT, allocate, currency_exponent, mul_round, range_errors, round_half_up
 from levy.domain.tax.calc_errors import combine_errors, sales_tax_error
+from levy.domain.tax.holidays import HolidayMatch, Holidays
 from levy.domain.tax.model import (
     CalculationInput,
     CalculationResult,
@@ -273,6 +274,7 @@ def calculate(
     *,
     prior_errors: Iterable[LevyError] = (),
     sourcing: SourcingTable | None = None,
+    holidays: Holidays | None = None,
 ) -> CalculationResult:
     """Tax due for ``inp``, by line and jurisdiction.
 
@@ -280,7 +282,8 @@ def calculate(
     parsing; they are combined with the engine's own (section 4.7 rule 5).
     ``sourcing``: the per-state sourcing rules (:mod:`levy.domain.tax.sourcing`)
     for lines with a ``ship_from``; without it (or a ship-from) a line is taxed
-    at its delivery address.
+    at its delivery address. ``holidays``: the sales tax holidays
+    (:mod:`levy.domain.tax.holidays`); without them no line is exempted by one.
     Raises ValidationFailed (422) for input problems.
     """
     settings = settings or ExemptionSettings()
@@ -332,8 +335,9 @@ def calculate(
         how = sourced[idx]
         if how is not None:
             res = how.resolution
+        holiday = holidays.find(res.state, line.category, net, line.quantity, on) if holidays is not None else None
         plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
-                          how.detail if how is not None else "")
+                          how.detail if how is not None else "", holiday)
         if line.inclusive:
             # Amounts before tax: the price (net) and the amount before discounts less the tax it includes.
             rows, tax, before, net = _inclusive_line_rows(plan, line.quantity, gross, net)
@@ -379,6 +383,7 @@ def _line_plan(
     include_unregistered: bool,
     on: date,
     sourcing_detail: str = "",
+    holiday: HolidayMatch | None = None,
 ) -> tuple[Rule | None, tuple[object, ...]]:
     """(rule, entries): each entry a finished TaxRow (nothing taxed) or the
     (jurisdiction, is_registered, detail) of a row to tax.
@@ -425,6 +430,12 @@ def _line_plan(
             entries.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, False,
                                   f"Seller not registered in {_state_name(j)}: no tax collected", detail,
                                   exempt_reason="unregistered", sourcing=j.sourcing))
+        elif holiday is not None and holiday.holiday.exempts(j.type, j.code):
+            entries.append(TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, holiday.rule_name,
+                                  f"{detail}; {holiday.detail}", exempt_reason="non_taxable_product",
+                                  sourcing=j.sourcing))
+        elif holiday is not None:
+            entries.append((j, is_reg, f"{detail}{ruled}; {holiday.taxed_detail(j.code)}"))
         else:
             entries.append((j, is_reg, detail + ruled))
     return rule, tuple(entries)
