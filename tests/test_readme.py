@@ -55,3 +55,21 @@ def test_readme_try_it_runs_and_shows_tax(tmp_path: Path) -> None:
     assert '"has_more":true' in r.stdout  # the REST list
     assert "['CLOTHING.ACCESSORIES.GENERAL', 'CLOTHING.ACCESSORIES.HATS_GLOVES', 'CLOTHING.APPAREL.CHILDRENS'] True" \
         in r.stdout  # the Python snippet (the first three codes, sorted)
+
+
+def test_readme_python_snippets_define_what_they_use() -> None:
+    """Issue 30, point 14: every Python block of the README that uses ``KEY`` defines it (or reads it from
+    the environment), so that it runs pasted as it is after "Try it"."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    users = [b for b in blocks if re.search(r"\bKEY\b", b)]
+    assert users
+    for block in users:
+        assert re.search(r'^KEY = os\.environ\["KEY"\]', block, re.M) or 'os.environ["KEY"]' in block, block
+
+
+def test_what_try_it_leaves_behind_is_ignored_by_git() -> None:
+    """levy.log (``./scripts/run > levy.log``) and the OpenAPI client generated into levy_api/."""
+    r = subprocess.run(["git", "check-ignore", "levy.log", "levy_api/client.py", "levy.db"], cwd=ROOT,
+                       capture_output=True, text=True, check=False)
+    assert r.stdout.split() == ["levy.log", "levy_api/client.py", "levy.db"], r

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import uvicorn
@@ -23,6 +23,7 @@ from levy.config import Config, split_address
 from levy.transport.gateway import Gateway
 from levy.transport.grpc_server import GrpcServer
 from levy.transport.http_limits import limited_protocol
+from levy.workers import ready_message
 
 log = logging.getLogger("levy.server")
 
@@ -50,9 +51,10 @@ def reuse_port_socket(address: str) -> socket.socket:
 
 
 async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_db: bool = True,
-                reuse_port: bool = False) -> int:
-    """Serve until SIGTERM/SIGINT. ``migrate_db=False`` and ``reuse_port=True`` when
-    run as one of several workers (the parent migrated before forking)."""
+                reuse_port: bool = False, on_ready: Callable[[], None] | None = None) -> int:
+    """Serve until SIGTERM/SIGINT. ``migrate_db=False``, ``reuse_port=True`` and ``on_ready``
+    when run as one of several workers (the parent migrated before forking, and says it is
+    serving when every worker called ``on_ready``)."""
     # The signals are ours before anything listens: a SIGTERM that arrives while the
     # server starts (a supervisor that saw /healthz answer, or one that gives up) stops
     # it the graceful way once it is up, instead of killing it mid-start (exit -15).
@@ -63,7 +65,7 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_d
     app = await bootstrap.build(config, migrate_db=migrate_db)
     pipeline = app.pipeline
 
-    grpc_server = GrpcServer(pipeline, config)
+    grpc_server = GrpcServer(pipeline, config, reuse_port=reuse_port)
     grpc_port = await grpc_server.start(config.grpc_address)
     gateway = Gateway(pipeline, config)
     if config.metrics:
@@ -97,7 +99,10 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_d
         await asyncio.sleep(0.01)
     log.info("levy serving gRPC on %s (port %d), HTTP on %s, event loop %s", config.grpc_address, grpc_port,
              config.http_address, type(asyncio.get_running_loop()).__module__.split(".")[0])
-    print(f"levy: serving gRPC on {config.grpc_address}, HTTP on {config.http_address}", flush=True)
+    if on_ready is not None:
+        on_ready()
+    else:
+        print(ready_message(config), flush=True)
 
     if ready is not None:
         ready.set()

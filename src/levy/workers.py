@@ -16,6 +16,15 @@ the parent exits 1, so that the supervisor (systemd, Kubernetes, compose)
 restarts a clean group. The design choice and its reasons are in
 docs/operations.md.
 
+Ports: only this server's workers may share them. Before forking, the parent
+checks that nothing listens on either address (a bind without SO_REUSEPORT,
+:func:`claim_ports`) and then holds a bound, never listening socket with
+SO_REUSEPORT but not SO_REUSEADDR on each until it exits: its own workers
+(SO_REUSEPORT, same user) join it, while a second, independent ``levy serve``
+fails its own check with "address already in use", as a ``--workers 1`` server
+does. Each worker reports on a pipe when its ports answer; the parent prints
+that it is serving only when all have (:func:`ready_message`).
+
 Memory: before anything else, ``run`` caps glibc's malloc arenas at
 :data:`MALLOC_ARENAS` (as ``MALLOC_ARENA_MAX=2`` would) unless the operator set
 ``MALLOC_ARENA_MAX`` or ``glibc.malloc.arena_max`` themselves; see
@@ -28,14 +37,16 @@ import asyncio
 import ctypes
 import logging
 import os
+import select
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 from types import FrameType
 
 from levy import eventloop
-from levy.config import Config
+from levy.config import Config, split_address
 
 log = logging.getLogger("levy.workers")
 
@@ -75,6 +86,48 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
         return False
 
 
+def ready_message(config: Config, workers: int = 1) -> str:
+    """What ``levy serve`` prints once its ports answer: where it serves, where the console is
+    and that a request needs an API key."""
+    who = f"{workers} workers serving" if workers > 1 else "serving"
+    lines = [f"levy: {who} gRPC on {config.grpc_address}, HTTP on {config.http_address}"]
+    if config.console:
+        lines.append(f"levy: web console at http://{config.http_address}/console/ "
+                     "(first user: levy users create --email EMAIL --role admin)")
+    lines.append("levy: every API request needs an API key (X-API-Key header or x-api-key metadata): "
+                 "levy keys create --name NAME --admin")
+    return "\n".join(lines)
+
+
+def claim_ports(addresses: list[str]) -> list[socket.socket]:
+    """Sockets holding ``addresses`` for this server's workers (see the module's docstring);
+    raises ``OSError`` (errno EADDRINUSE, "address already in use") when another process listens
+    on one of them. An address with port 0 is not held (each worker picks its own port)."""
+    held: list[socket.socket] = []
+    try:
+        for address in addresses:
+            host, port = split_address(address)
+            if port == 0:
+                continue
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                # SO_REUSEADDR: a connection of an earlier server in TIME_WAIT does not count.
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    probe.bind((host, port))
+                except OSError as e:
+                    raise OSError(e.errno, f"cannot listen on {address}: {e.strerror}") from None
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            held.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind((host, port))
+    except BaseException:
+        for sock in held:
+            sock.close()
+        raise
+    return held
+
+
 def worker_count(config: Config) -> int:
     return config.workers if config.workers > 0 else (os.cpu_count() or 1)
 
@@ -85,8 +138,19 @@ def run(config: Config) -> int:
     if n == 1:
         from levy.server import serve
 
+        try:  # the same check and message as with several workers
+            for sock in claim_ports([config.grpc_address, config.http_address]):
+                sock.close()
+        except OSError as e:
+            return _cannot_listen(e)
         return eventloop.run(serve(config), config.event_loop)
     return _supervise(config, n)
+
+
+def _cannot_listen(e: OSError) -> int:
+    log.error("%s", e)
+    print(f"levy: {e}", file=sys.stderr, flush=True)
+    return 1
 
 
 async def _migrate(config: Config) -> None:
@@ -101,6 +165,10 @@ async def _migrate(config: Config) -> None:
 
 
 def _supervise(config: Config, n: int) -> int:
+    try:
+        held = claim_ports([config.grpc_address, config.http_address])
+    except OSError as e:
+        return _cannot_listen(e)
     own_dir = None
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         own_dir = tempfile.mkdtemp(prefix="levy-metrics-")
@@ -123,20 +191,36 @@ def _supervise(config: Config, n: int) -> int:
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
+    ready_r, ready_w = os.pipe()
     for i in range(n):
         pid = os.fork()
         if pid == 0:  # the worker
-            _worker(config, i)
+            os.close(ready_r)
+            for sock in held:
+                sock.close()
+            _worker(config, i, ready_w)
         children[pid] = i
+    os.close(ready_w)
     log.info("levy: %d workers started: %s", n, ", ".join(str(p) for p in children))
-    print(f"levy: {n} workers serving gRPC on {config.grpc_address}, HTTP on {config.http_address}", flush=True)
 
     exit_code = 0
+    ready: int | None = 0
     while children:
-        try:
-            pid, status = os.wait()
-        except ChildProcessError:  # pragma: no cover
-            break
+        if ready is not None:  # not all ports answer yet: wait for a worker's word or a worker's end
+            ready = _read_ready(ready_r, ready)
+            if ready == n:
+                ready = None
+                if not stopping:
+                    print(ready_message(config, n), flush=True)
+            found = os.waitpid(-1, os.WNOHANG)
+            if found == (0, 0):
+                continue
+            pid, status = found
+        else:
+            try:
+                pid, status = os.wait()
+            except ChildProcessError:  # pragma: no cover
+                break
         index = children.pop(pid, None)
         if index is None:
             continue
@@ -149,22 +233,40 @@ def _supervise(config: Config, n: int) -> int:
                   "" if stopping else " while not asked to stop")
         if not stopping:
             forward(signal.SIGTERM, None)
+    os.close(ready_r)
+    for sock in held:
+        sock.close()
     if own_dir is not None:
         shutil.rmtree(own_dir, ignore_errors=True)
     print(f"levy: all workers stopped (exit {exit_code})", flush=True)
     return exit_code
 
 
-def _worker(config: Config, index: int) -> None:
-    """Runs in the forked child; never returns."""
+def _read_ready(fd: int, ready: int) -> int | None:
+    """``ready`` plus the workers that reported their ports answer within 0.2 s; None when no
+    worker can report any more (each reported or ended)."""
+    readable, _, _ = select.select([fd], [], [], 0.2)
+    if not readable:
+        return ready
+    got = os.read(fd, 64)
+    return ready + len(got) if got else None
+
+
+def _worker(config: Config, index: int, ready_fd: int) -> None:
+    """Runs in the forked child; never returns. Writes one byte to ``ready_fd`` once its ports
+    answer."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     code = 1
     try:
         from levy.server import serve
 
-        code = eventloop.run(serve(config, migrate_db=False, reuse_port=True), config.event_loop)
-    except BaseException:  # noqa: BLE001 - report, then exit non-zero
+        def ready() -> None:
+            os.write(ready_fd, b"1")
+            os.close(ready_fd)
+
+        code = eventloop.run(serve(config, migrate_db=False, reuse_port=True, on_ready=ready), config.event_loop)
+    except BaseException:
         log.exception("worker %d failed", index)
     finally:
         logging.shutdown()

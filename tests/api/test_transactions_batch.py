@@ -19,6 +19,7 @@ from levytest import call_error, md
 from txn_api import Txn, line, register, uid
 
 from levy.v1 import transactions_pb2 as pb
+from levy.v1 import transactions_pb2_grpc as pbg
 
 JAN = "2025-01-10T12:00:00Z"
 
@@ -177,3 +178,38 @@ def test_batch_idempotency_key_replays(http: httpx.Client, admin_http: httpx.Cli
     assert len(http.get("/transactions", params={"limit": 100}).json()["data"]) == 2  # the replay created nothing
     other = http.post("/transactions/batch", json={"transactions": items[:1]}, headers={"Idempotency-Key": key})
     assert other.status_code == 422 and other.json()["errors"][0]["code"] == "idempotency_key_reused"
+
+
+def test_grpc_batch_whose_answer_cannot_be_sent_stores_nothing(server: LevyServer, channel: grpc.Channel,
+                                                               tenant: Tenant, admin_http: httpx.Client,
+                                                               http: httpx.Client) -> None:
+    """Issue 30, point 3: gRPC sends at most 8 MiB in one message. A batch whose answer would be larger is
+    refused with RESOURCE_EXHAUSTED before it commits (a client retrying it without reference ids would
+    otherwise store everything twice); the same batch over REST, which has no such limit, answers 200.
+
+    The answer is made large cheaply: an item naming a stored reference id answers `existing` with the whole
+    stored transaction, here one of 1000 lines (the most; each line's answer is over 150 bytes: over 150 KB),
+    named by 60 items: over 9,000,000 bytes against 8,388,608, while the request stays small."""
+    register(admin_http, "TX")
+    p = uid()
+    big = {"type": "sale", "status": "finalized", "transaction_date": JAN, "reference_id": f"{p}-big",
+           "line_items": [line(str(i), 1000, "TX") for i in range(1000)]}
+    assert http.post("/transactions", json=big, timeout=120).status_code in (200, 201)
+    items = [sale(f"{p}-a", 10000), sale(f"{p}-b", 20000)] + [sale(f"{p}-big", 1) for _ in range(60)]
+    # (an item naming a stored reference id answers the stored transaction, whatever else it says)
+    req = pb.BatchCreateTransactionsRequest(transactions=[json_format.ParseDict(b, pb.Transaction()) for b in items])
+    stub = pbg.TransactionServiceStub(channel)
+    for extra in ({}, {"idempotency_key": uid()}):
+        err = call_error(stub.BatchCreateTransactions, req, md(tenant.key, **extra))
+        assert err.code == grpc.StatusCode.RESOURCE_EXHAUSTED, err
+        assert "nothing was stored" in err.message and "8388608" in err.message, err.message
+        for ref in ("a", "b"):  # nothing of the batch was committed
+            assert not http.get("/transactions", params={"reference_id": f"{p}-{ref}"}).json()["data"]
+    # A batch whose answer fits is stored as usual: 10000 x 6.25% = 625, 20000 x 6.25% = 1250.
+    small = pb.BatchCreateTransactionsRequest(transactions=list(req.transactions)[:3])
+    out = stub.BatchCreateTransactions(small, metadata=md(tenant.key))
+    assert [d.status for d in out.data] == ["created", "created", "existing"]
+    assert [d.transaction.tax_amount for d in out.data[:2]] == ["625", "1250"]
+    # The big one over REST: 200, nothing new to create.
+    r = http.post("/transactions/batch", json={"transactions": items}, timeout=120)
+    assert r.status_code == 200 and r.json()["summary"] == {"created": 0, "existing": 62, "failed": 0}

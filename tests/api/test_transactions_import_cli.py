@@ -154,21 +154,9 @@ def test_a_planner_process_killed_mid_import_stops_it_and_a_rerun_resumes(server
     """The planner dies (killed, as by the out-of-memory killer) once some batches are committed: the command
     stops with exit 2 and says so; what was committed stays, whole; the same command again stores the rest."""
     register(admin_http, "TX")
-    p = uid()
     n = 400
-    f = tmp_path / "many.jsonl"
-    f.write_text("".join(json.dumps({
-        "type": "sale", "status": "finalized", "transaction_date": "2025-07-01T00:00:00Z", "reference_id": f"{p}-{i}",
-        "line_items": [{"id": "1", "unit_price": "1000", "customer": {"address": {"state": "TX"}}}]}) + "\n"
-        for i in range(n)))
-    args = [sys.executable, "-m", "levy", "transactions", "import", str(f), "--batch-size", "1",
-            "--organization", tenant.organization_id, "--database-url", server.database_url]
-    proc = subprocess.Popen(args, cwd=ROOT, env=levy_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    f, proc = _import_started(server, tenant, http, tmp_path, n)
     try:
-        deadline = time.monotonic() + 60
-        while not http.get("/transactions", params={"limit": 1}).json()["data"]:  # a first batch committed
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.02)
         planners = subprocess.run(["pgrep", "-P", str(proc.pid), "-f", "spawn_main"], capture_output=True,
                                   text=True).stdout.split()
         assert len(planners) == 1, planners
@@ -178,13 +166,42 @@ def test_a_planner_process_killed_mid_import_stops_it_and_a_rerun_resumes(server
         proc.kill()
     assert proc.returncode == 2, (out, err)
     assert "a planner process stopped" in err and "run the command again to resume" in err
+    _stopped_part_way_then_rerun(server, tenant, http, f, n)
+
+
+def _stopped_part_way_then_rerun(server: LevyServer, tenant: Tenant, http: httpx.Client, f: Path, n: int) -> None:
+    """What an interrupted import of :func:`_import_started` stored is whole; the same command again stores
+    the rest, each transaction once."""
     stored = {t["reference_id"]: t for t in _all_transactions(http)}
     assert 0 < len(stored) < n and all(t["tax_amount"] == "63" for t in stored.values())  # 1000 x 6.25% -> 63
     r = levy("transactions", "import", str(f), "--organization", tenant.organization_id, "--database-url",
              server.database_url)
     assert r.returncode == 0, r.stderr
     assert f"{n - len(stored)} created, {len(stored)} already stored, 0 failed" in r.stdout
-    assert len(_all_transactions(http)) == n
+    everything = _all_transactions(http)
+    assert len(everything) == n and len({t["reference_id"] for t in everything}) == n
+
+
+def _import_started(server: LevyServer, tenant: Tenant, http: httpx.Client, tmp_path: Path,
+                    n: int) -> tuple[Path, subprocess.Popen[str]]:
+    """An import of ``n`` sales of 1000 in TX, one per batch, started and running once its first batch is
+    committed (the tenant had no transaction)."""
+    p = uid()
+    f = tmp_path / "many.jsonl"
+    f.write_text("".join(json.dumps({
+        "type": "sale", "status": "finalized", "transaction_date": "2025-07-01T00:00:00Z", "reference_id": f"{p}-{i}",
+        "line_items": [{"id": "1", "unit_price": "1000", "customer": {"address": {"state": "TX"}}}]}) + "\n"
+        for i in range(n)))
+    args = [sys.executable, "-m", "levy", "transactions", "import", str(f), "--batch-size", "1",
+            "--organization", tenant.organization_id, "--database-url", server.database_url]
+    proc = subprocess.Popen(args, cwd=ROOT, env=levy_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not http.get("/transactions", params={"limit": 1}).json()["data"]:  # a first batch committed
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(proc.communicate())
+        time.sleep(0.02)
+    return f, proc
 
 
 def _all_transactions(http: httpx.Client) -> list[dict[str, object]]:
@@ -196,3 +213,83 @@ def _all_transactions(http: httpx.Client) -> list[dict[str, object]]:
         if not page["has_more"]:
             return out
         params["starting_after"] = page["data"][-1]["id"]
+
+
+def test_csv_files_a_careless_export_makes(server: LevyServer, tenant: Tenant, admin_http: httpx.Client,
+                                           http: httpx.Client, tmp_path: Path) -> None:
+    """Issue 30, point 10: Excel's byte order mark is accepted; a 200 KB field and a column named twice
+    are file errors (exit 2, a clear message, no traceback); a row with more cells than the header fails
+    its transaction, naming its line."""
+    register(admin_http, "TX")
+    p = uid()
+    org = ["--organization", tenant.organization_id, "--database-url", server.database_url]
+    header = "reference_id,transaction_date,quantity,unit_price,state\n"
+
+    bom = tmp_path / "excel.csv"
+    bom.write_bytes(("\ufeff" + header + f"{p}-bom,2025-03-10,1,10000,TX\n").encode())
+    r = levy("transactions", "import", str(bom), *org)
+    assert r.returncode == 0, r.stderr
+    assert "1 created" in r.stdout
+    assert http.get("/transactions", params={"reference_id": f"{p}-bom"}).json()["data"][0]["tax_amount"] == \
+        "625"  # 10000 x 6.25%
+
+    huge = tmp_path / "huge.csv"
+    huge.write_text(header + f"{p}-huge,2025-03-10,1,10000,{'T' * 200_000}\n")
+    r = levy("transactions", "import", str(huge), *org)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and f"{huge}: line 2: field larger than field limit" in r.stderr, r.stderr
+
+    twice = tmp_path / "twice.csv"
+    twice.write_text("reference_id,unit_price,state,unit_price\n" f"{p}-twice,100,TX,200\n")
+    r = levy("transactions", "import", str(twice), *org)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and "names unit_price more than once" in r.stderr, r.stderr
+    assert not http.get("/transactions", params={"reference_id": f"{p}-twice"}).json()["data"]
+
+    extra = tmp_path / "extra.csv"
+    extra.write_text(header + f"{p}-ok,2025-03-10,1,10000,TX\n" f"{p}-bad,2025-03-10,1,10000,TX,oops,again\n"
+                     f"{p}-ok2,2025-03-10,1,4000,TX\n")
+    r = levy("transactions", "import", str(extra), *org)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "2 created, 0 already stored, 1 failed" in r.stdout
+    failed = (tmp_path / "extra.failed.csv").read_text().splitlines()
+    assert len(failed) == 2 and failed[1].startswith(f"{p}-bad,")
+    assert "2 cell(s) more than the header's 5 columns on line 3" in failed[1], failed
+    assert not http.get("/transactions", params={"reference_id": f"{p}-bad"}).json()["data"]
+
+
+def _alive(pid: int) -> bool:
+    """Running (not gone, not a zombie waiting for init to reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_an_import_killed_outright_leaves_no_process_and_a_rerun_completes_once(
+        server: LevyServer, tenant: Tenant, admin_http: httpx.Client, http: httpx.Client, tmp_path: Path) -> None:
+    """Issue 30, point 4: SIGKILL to the command (which no handler sees): its planner process and
+    multiprocessing's resource tracker exit by themselves; what was committed is whole; a rerun stores the
+    rest, each transaction once."""
+    register(admin_http, "TX")
+    n = 400
+    f, proc = _import_started(server, tenant, http, tmp_path, n)
+    try:
+        children = [int(c) for c in subprocess.run(["pgrep", "-P", str(proc.pid)], check=False, capture_output=True,
+                                                   text=True).stdout.split()]
+        commands = {c: Path(f"/proc/{c}/cmdline").read_bytes().replace(b"\0", b" ") for c in children}
+        assert any(b"spawn_main" in c for c in commands.values()), commands  # the planner
+        assert any(b"resource_tracker" in c for c in commands.values()), commands
+        proc.kill()
+        proc.wait(timeout=10)
+    finally:
+        proc.kill()
+    deadline = time.monotonic() + 10
+    while any(_alive(c) for c in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = {c: commands[c] for c in children if _alive(c)}
+    for c in left:
+        os.kill(c, signal.SIGKILL)
+    assert not left, left
+    _stopped_part_way_then_rerun(server, tenant, http, f, n)

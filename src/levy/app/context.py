@@ -37,6 +37,9 @@ class CallContext:
     response_headers: dict[str, str] = field(default_factory=dict)
     # The request's own write transaction while an idempotent call runs its handler.
     request_tx: AsyncConnection | None = None
+    # The largest answer the transport can send (bytes; 0: no limit): gRPC's send limit. A write whose
+    # answer would be larger is refused before it commits (the batch import).
+    max_response_bytes: int = 0
 
     @property
     def organization_id(self) -> str:

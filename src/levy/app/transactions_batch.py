@@ -13,6 +13,7 @@ See docs/transactions.md.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -21,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app import transactions as service
 from levy.app.context import CallContext
-from levy.domain.errors import ErrorItem, LevyError
+from levy.domain.errors import ErrorItem, LevyError, RequestTooLarge
 from levy.domain.transaction_records import TransactionRecord
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
@@ -86,15 +87,29 @@ def handed_over(p: Planned) -> Planned:
     )
 
 
-async def create_batch(
-    ctx: CallContext, items: list[pb.Transaction], item_errors: dict[int, list[ErrorItem]] | None = None
-) -> list[ItemResult]:
-    """Create ``items`` in one unit of work; one result per item, in request order.
+async def create_batch(ctx: CallContext, items: list[pb.Transaction],
+                       item_errors: dict[int, list[ErrorItem]] | None = None,
+                       answer: Callable[[list[ItemResult]], Any] = lambda results: results) -> Any:
+    """Create ``items`` in one unit of work and return ``answer`` of the results (one per item, in
+    request order), built before the unit of work commits: when ``answer`` raises (the reply would
+    be over the transport's send limit, :func:`check_answer_size`) nothing is stored.
 
     ``item_errors``: items the transport could not parse (their errors already point into the
     request); they fail without being looked at again."""
     async with ctx.uow(write=True, presets=False) as conn:
-        return await write(ctx, conn, await plan(ctx, conn, items, item_errors))
+        return answer(await write(ctx, conn, await plan(ctx, conn, items, item_errors)))
+
+
+def check_answer_size(ctx: CallContext, size: int) -> None:
+    """Refuse (RESOURCE_EXHAUSTED / 413 ``request_too_large``) an answer of ``size`` bytes that the
+    transport cannot send (``ctx.max_response_bytes``, gRPC's send limit). Called before the batch
+    commits, so that a client never gets an error for work that was stored (and stores it twice when
+    it retries)."""
+    limit = ctx.max_response_bytes
+    if limit and size > limit:
+        raise RequestTooLarge(
+            f"The answer to this batch would be {size} bytes, over the {limit} bytes gRPC sends in one message; "
+            "nothing was stored. Send fewer transactions per request (or use POST /transactions/batch).")
 
 
 async def plan(ctx: CallContext, conn: AsyncConnection, items: list[pb.Transaction],
@@ -182,16 +197,29 @@ def _found(res: ItemResult, msg: pb.Transaction, p: Planned) -> bool:
 
 
 async def _insert_sales(ctx: CallContext, conn: AsyncConnection, fresh: list[ItemResult]) -> None:
-    """Insert the batch's new sales together; when a concurrent request stored one of their
-    reference ids since the look-up, one by one instead (that one becomes ``existing``)."""
-    recs = [r.record for r in fresh if r.record is not None]
-    try:
-        async with conn.begin_nested():
-            await store.insert_many(conn, recs)
-        return
-    except IntegrityError:
-        pass
-    for res in fresh:
+    """Insert the batch's new sales together, in :func:`levy.store.transactions.reference_order`
+    (so that overlapping batches wait for each other instead of deadlocking). When a concurrent
+    request stored one of their reference ids since the look-up (the insert waited for its commit,
+    then failed), the reference ids are looked up again, the stored ones become ``existing``, and
+    the rest are inserted together again; one by one only when the failure was not that."""
+    todo = sorted(fresh, key=lambda r: store.reference_order(r.record))  # type: ignore[arg-type]
+    while todo:
+        try:
+            async with conn.begin_nested():
+                await store.insert_many(conn, [r.record for r in todo if r.record is not None])
+            return
+        except IntegrityError:
+            pass
+        refs = [r.record.reference_id for r in todo if r.record is not None and r.record.reference_id]
+        stored = await store.by_references(conn, ctx.organization_id, refs) if refs else {}
+        if not stored:
+            break
+        for res in todo:
+            ref = res.record.reference_id if res.record is not None else None
+            if ref in stored:
+                res.status, res.record = "existing", stored[ref]
+        todo = [r for r in todo if r.status == "created"]
+    for res in todo:
         assert res.record is not None
         ref = res.record.reference_id
         holder = await store.insert_transaction(conn, res.record)

@@ -17,13 +17,22 @@ committed: a reference id stored in between makes the write raise ``StalePlan``,
 plans that batch again itself, inside its write transaction (the rule is the batch endpoint's: a
 reference stored before is ``existing``). Credits are created by the writer, so a credit sees
 the sales of earlier batches. The planners ignore Ctrl-C: the command stops them.
+
+A command killed outright (SIGKILL, the out-of-memory killer) cannot stop them: each planner watches
+its parent (:func:`_exit_with_parent`) and exits within half a second of it, closing its database
+connections; multiprocessing's resource tracker, which the pool starts, then reads the end of its
+pipe (its last holder gone) and exits too. Nothing of a batch is written by a planner, so what was
+committed stays whole and a rerun resumes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import signal
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import util
 from typing import Any
@@ -109,12 +118,24 @@ def start_planners(config: Config, organization_id: str, processes: int) -> Proc
 def _init(config: Config, organization_id: str) -> None:
     global _PLANNER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="levy-planner-parent", daemon=True).start()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     services = AppServices.create(config)
     loop.run_until_complete(services.rates.load())
     _PLANNER = (loop, services, import_context(services, organization_id))
     util.Finalize(None, _close, exitpriority=10)
+
+
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """In a planner process: exit as soon as the process that started it (``parent``) is gone
+    (the planner is then a child of init or of a subreaper). A thread polling ``getppid`` rather than
+    Linux's ``PR_SET_PDEATHSIG``, which fires when the *thread* that started the process ends and is
+    Linux only."""
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(1)
 
 
 def _close() -> None:

@@ -27,7 +27,9 @@ def register(sub: Any) -> None:
     p.add_argument("--workers", type=int, metavar="N",
                    help="Worker processes sharing the gRPC and HTTP ports with SO_REUSEPORT, forked after migrations "
                    "and before any gRPC object exists (env LEVY_WORKERS; default 0 = one per CPU core; 1 = a single "
-                   "process). If a worker dies unexpectedly, the others are stopped and levy exits 1.")
+                   "process). Only this server's workers share the ports: an address another process listens on stops the "
+                   "start with 'address already in use' (exit 1). It says it is serving once every worker's ports "
+                   "answer. If a worker dies unexpectedly, the others are stopped and levy exits 1.")
     p.add_argument("--event-loop", choices=("auto", "uvloop", "asyncio"),
                    help="Event loop: auto (uvloop when installed), uvloop or asyncio "
                    "(env LEVY_EVENT_LOOP; default auto).")

@@ -98,8 +98,13 @@ def file_format(path: str, forced: str | None) -> str:
     raise ValueError(f"{path}: cannot tell the format from the extension; pass --format csv or --format jsonl")
 
 
+#: "utf-8-sig": a file saved by Excel as "CSV UTF-8" begins with a byte order mark, which is not
+#: part of its first column's name.
+ENCODING = "utf-8-sig"
+
+
 def count_rows(path: str, fmt: str) -> int:
-    with open(path, encoding="utf-8", newline="") as f:
+    with open(path, encoding=ENCODING, newline="") as f:
         n = sum(1 for line in f if line.strip())
     return max(n - 1, 0) if fmt == "csv" else n
 
@@ -122,29 +127,63 @@ def read_jsonl(f: TextIO) -> Iterator[Pending]:
 
 
 def read_csv(f: TextIO) -> Iterator[Pending]:
-    """Transactions of consecutive rows sharing a ``reference_id``."""
-    reader = csv.DictReader(f)
-    columns = reader.fieldnames or []
+    """Transactions of consecutive rows sharing a ``reference_id``. The header must name known
+    columns, each once; a row with more cells than the header has columns fails its transaction
+    (with the row's line). A field over :data:`MAX_FIELD` characters (or a quote never closed) is a
+    file error (``ValueError``), as is a header that is not one."""
+    reader = csv.DictReader(f, restkey=_EXTRA)
+    try:
+        columns = reader.fieldnames or []
+    except csv.Error as e:
+        raise ValueError(f"line 1: {e}") from None
     unknown = [c for c in columns if c not in TRANSACTION_COLUMNS + LINE_COLUMNS + (ERRORS,)]
     if unknown or "reference_id" not in columns:
         why = f"unknown columns {', '.join(unknown)}" if unknown else "no reference_id column"
         raise ValueError(f"{why}; the columns are {', '.join(TRANSACTION_COLUMNS + LINE_COLUMNS)}")
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise ValueError(f"the header names {', '.join(twice)} more than once; name each column once")
     seen: set[str] = set()
     group: list[dict[str, str]] = []
     start = 2
-    for number, row in enumerate(reader, 2):
-        row = {k: (v or "").strip() for k, v in row.items() if k is not None}
+    bad: list[str] = []  # the group's rows with extra cells
+    for number, row in _rows(reader):
+        extra = row.pop(_EXTRA, None)
+        row = {k: (v or "").strip() for k, v in row.items()}
         if group and row.get("reference_id") == group[0].get("reference_id"):
             group.append(row)
-            continue
-        if group:
-            yield _csv_pending(group, start, seen)
-        group, start = [row], number
+        else:
+            if group:
+                yield _csv_pending(group, start, seen, bad)
+            group, start, bad = [row], number, []
+        if extra is not None:
+            bad.append(f"{len(extra)} cell(s) more than the header's {len(columns)} columns on line {number}")
     if group:
-        yield _csv_pending(group, start, seen)
+        yield _csv_pending(group, start, seen, bad)
 
 
-def _csv_pending(rows: list[dict[str, str]], start: int, seen: set[str]) -> Pending:
+#: The largest CSV field read (characters): Python's ``csv`` default, far above any real value.
+MAX_FIELD = csv.field_size_limit()
+_EXTRA = "\0extra"  # DictReader's key for a row's cells beyond the header's columns
+
+
+def _rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The reader's rows with the line each begins on; its errors (a field over :data:`MAX_FIELD`, ...)
+    as ``ValueError`` with that line."""
+    while True:
+        line = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise ValueError(f"line {line}: {e}; the file cannot be read as CSV") from None
+        yield line, row
+
+
+def _csv_pending(rows: list[dict[str, str]], start: int, seen: set[str], bad: list[str] | None = None) -> Pending:
+    if bad:
+        return Pending(None, rows, start, "; ".join(bad))
     ref = rows[0].get("reference_id", "")
     if not ref:
         return Pending(None, rows, start, "reference_id is required (it groups the rows of a transaction)")
@@ -191,8 +230,11 @@ def csv_transaction(rows: list[dict[str, str]]) -> dict[str, Any]:
 
 
 def read_file(path: str, fmt: str) -> Iterator[Pending]:
-    with open(path, encoding="utf-8", newline="") as f:
-        yield from (read_csv(f) if fmt == "csv" else read_jsonl(f))
+    with open(path, encoding=ENCODING, newline="") as f:
+        try:
+            yield from (read_csv(f) if fmt == "csv" else read_jsonl(f))
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
 
 
 # ------------------------------------------------------------------ failed rows

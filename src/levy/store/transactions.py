@@ -388,10 +388,20 @@ async def by_ids(conn: AsyncConnection, organization_id: str, transaction_ids: I
     return {r.id: r for r in await _load(conn, organization_id, rows)}
 
 
+def reference_order(rec: TransactionRecord) -> tuple[bool, str]:
+    """The sort key of the order in which every multi-row insert takes the unique index
+    ``(organization_id, reference_id)``: by reference id, those without one last. Two overlapping
+    batches that took the index's entries in their own orders deadlocked on PostgreSQL (each waiting
+    for an entry the other held, until the retries gave up with 503); in one order, the later one
+    waits for the earlier one's commit, then finds the reference stored (issue 30)."""
+    return rec.reference_id is None, rec.reference_id or ""
+
+
 def new_rows(recs: Sequence[TransactionRecord]) -> dict[str, list[dict[str, Any]]]:
     """The rows of the new transactions ``recs`` by table, in the order :func:`insert_new_rows`
-    inserts them: plain values, so that they pickle fast (the import command's planner process
-    hands them to the process that writes them)."""
+    inserts them (the transactions in :func:`reference_order`): plain values, so that they pickle
+    fast (the import command's planner process hands them to the process that writes them)."""
+    recs = sorted(recs, key=reference_order)
     out: dict[str, list[dict[str, Any]]] = {txn_t.name: [_txn_row(r) for r in recs]}
     children: tuple[list[dict[str, Any]], ...] = ([], [], [])
     for r in recs:

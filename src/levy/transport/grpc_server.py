@@ -15,8 +15,8 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_status import rpc_status
 from grpc_reflection.v1alpha import reflection
+from grpc_status import rpc_status
 
 from levy.app import metrics
 from levy.app.auth import read_request_fields
@@ -31,7 +31,8 @@ from levy.transport.peer import client_address
 log = logging.getLogger("levy.grpc")
 access_log = logging.getLogger("levy.access")
 
-# The largest request any method accepts (the batch upsert's 5 MB) plus room.
+# The largest request any method accepts (the batch upsert's 5 MB) plus room; also the largest answer
+# sent (a batch whose answer would be larger is refused before it commits: CallContext.max_response_bytes).
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
 
@@ -45,7 +46,7 @@ class _Undecodable:
     def __init__(self, size: int) -> None:
         self.size = size
 
-    def ByteSize(self) -> int:  # noqa: N802  (the message API the size check uses)
+    def ByteSize(self) -> int:
         return self.size
 
 
@@ -67,6 +68,7 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
     async def behavior(request: Any, context: grpc.aio.ServicerContext) -> Any:
         started = time.perf_counter()
         ctx = pipeline.context(request_id="req_" + new_ulid(), transport="grpc")
+        ctx.max_response_bytes = MAX_MESSAGE_BYTES
         forwarded = read_request_fields(ctx, context.invocation_metadata() or ())
         try:
             with pipeline.slot(ctx):
@@ -141,13 +143,14 @@ def generic_handlers(pipeline: Pipeline, config: Config) -> list[grpc.GenericRpc
 class GrpcServer:
     """The aio server with health and reflection; knows how to drain."""
 
-    def __init__(self, pipeline: Pipeline, config: Config) -> None:
+    def __init__(self, pipeline: Pipeline, config: Config, *, reuse_port: bool = False) -> None:
+        """``reuse_port``: bind with SO_REUSEPORT (one of ``levy serve``'s workers, levy.workers)."""
         self.config = config
         self.server = grpc.aio.server(
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.so_reuseport", 1),
+                ("grpc.so_reuseport", int(reuse_port)),
                 # Metadata (headers) of a call: the HTTP gateway's header limit, as both
                 # gRPC's soft and hard limit (no band of randomly refused sizes between).
                 ("grpc.max_metadata_size", config.max_header_bytes),

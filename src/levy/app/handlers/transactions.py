@@ -111,14 +111,19 @@ async def list_transactions(req: pb.ListTransactionsRequest, ctx: CallContext) -
 
 @handles("levy.v1.TransactionService.BatchCreateTransactions")
 async def batch_create(req: pb.BatchCreateTransactionsRequest, ctx: CallContext) -> pb.BatchCreateTransactionsResponse:
-    results = await retry_write_conflicts(lambda: batch.create_batch(ctx, list(req.transactions), ctx.item_errors),
-                                          in_request_transaction=ctx.request_tx is not None)
-    resp = pb.BatchCreateTransactionsResponse(object="batch")
-    for r in results:
-        out = resp.data.add(index=r.index, status=r.status)
-        if r.record is not None:
-            out.transaction.CopyFrom(to_message(r.record))
-        else:
-            out.errors.extend(error_object(e) for e in r.errors)
-    resp.summary.CopyFrom(pb.BatchCreateSummary(**batch.summary(results)))
-    return resp
+    def answer(results: list[batch.ItemResult]) -> pb.BatchCreateTransactionsResponse:
+        resp = pb.BatchCreateTransactionsResponse(object="batch")
+        for r in results:
+            out = resp.data.add(index=r.index, status=r.status)
+            if r.record is not None:
+                out.transaction.CopyFrom(to_message(r.record))
+            else:
+                out.errors.extend(error_object(e) for e in r.errors)
+        resp.summary.CopyFrom(pb.BatchCreateSummary(**batch.summary(results)))
+        if ctx.max_response_bytes:
+            batch.check_answer_size(ctx, resp.ByteSize())
+        return resp
+
+    return await retry_write_conflicts(
+        lambda: batch.create_batch(ctx, list(req.transactions), ctx.item_errors, answer),
+        in_request_transaction=ctx.request_tx is not None)
