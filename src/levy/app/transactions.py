@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.calculate import Prepared, prepare, run_engine
 from levy.app.context import CallContext
-from levy.app.handlers.messages import optional
+from levy.app.handlers.messages import optional, present_fields
 from levy.app.registry import input_names, output_only_names
 from levy.domain import ids
 from levy.domain.errors import (
@@ -473,23 +473,10 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
 # -- update ----------------------------------------------------------------------------------
 
 
-def present_fields(msg: pb.Transaction, mask: list[str]) -> list[str]:
-    """Fields present in an update: the mask (REST: the JSON keys), else every field set."""
-    if mask:
-        for index, path in enumerate(mask):
-            if path not in WRITABLE:
-                raise ValidationFailed(
-                    f"update_mask path '{path}' is not a writable transaction field; writable fields: "
-                    + ", ".join(f for f in WRITABLE if f not in CREATE_ONLY),
-                    pointer=f"/update_mask/paths/{index}",
-                )
-        return list(dict.fromkeys(mask))
-    return [f for f in WRITABLE if (msg.line_items if f == "line_items" else msg.HasField(f))]
-
-
 async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mask: list[str]) -> TransactionRecord:
     org = ctx.organization_id
-    present = present_fields(msg, mask)
+    present = present_fields(msg, mask, WRITABLE, "transaction",
+                             listed=[f for f in WRITABLE if f not in CREATE_ONLY])
     c = ErrorCollector()
     for name in present:
         if name in CREATE_ONLY:

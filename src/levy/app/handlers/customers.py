@@ -17,7 +17,7 @@ from google.protobuf import message
 from levy.app import customers as uc
 from levy.app.context import CallContext
 from levy.app.error_objects import error_object
-from levy.app.handlers.messages import page_of
+from levy.app.handlers.messages import page_of, present_fields
 from levy.app.registry import handles, input_names, output_only_names
 from levy.app.services import retry_write_conflicts
 from levy.domain.customers import BatchItem, CustomerRecord, validate_customer_fields
@@ -67,15 +67,6 @@ def _read_only_errors(sent: list[str], prefix: str) -> list[ValidationFailed]:
         ValidationFailed(f"'{n}' is read-only and cannot be set.", pointer=f"{prefix}/{n}", type="read_only")
         for n in sent
     ]
-
-
-def _present(msg: message.Message, mask: Any, names: tuple[str, ...]) -> list[str]:
-    """Fields the caller sent: the update mask (REST: the JSON keys; gRPC may set
-    it), or every set field when it is empty."""
-    paths = list(mask.paths) if mask is not None else []
-    if paths:
-        return [p for p in paths if p in names]
-    return [n for n in names if _is_set(msg, n)]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -204,7 +195,7 @@ async def get_customer(req: pb.GetCustomerRequest, ctx: CallContext) -> pb.Custo
 
 @handles("levy.v1.CustomerService.UpdateCustomer")
 async def update_customer(req: pb.UpdateCustomerRequest, ctx: CallContext) -> pb.Customer:
-    patch = customer_values(req.customer, "", present=_present(req.customer, req.update_mask, CUSTOMER_INPUT))
+    patch = customer_values(req.customer, "", present=present_fields(req.customer, req.update_mask.paths, CUSTOMER_INPUT, "customer"))
     rec = await _write(ctx, uc.update_customer, req.customer_id, patch)
     return customer_pb(rec)
 
@@ -272,7 +263,7 @@ async def list_certificates(
 
 @handles("levy.v1.OrganizationService.UpdateExemptionCertificate")
 async def update_certificate(req: opb.UpdateExemptionCertificateRequest, ctx: CallContext) -> opb.ExemptionCertificate:
-    raw = _certificate_input(req.certificate, _present(req.certificate, req.update_mask, CERTIFICATE_INPUT))
+    raw = _certificate_input(req.certificate, present_fields(req.certificate, req.update_mask.paths, CERTIFICATE_INPUT, "certificate"))
     cert = await _write(ctx, uc.update_certificate, req.customer_id, req.certificate_id, raw)
     return certificate_pb(cert)
 
@@ -286,7 +277,7 @@ async def delete_certificate(req: opb.DeleteExemptionCertificateRequest, ctx: Ca
 @handles("levy.v1.OrganizationService.UpdateExemptionOverrides")
 async def update_overrides(req: opb.UpdateExemptionOverridesRequest, ctx: CallContext) -> pb.ExemptionOverrides:
     names = ("exempt", "resale", "manufacturing")
-    present = _present(req.overrides, req.update_mask, names)
+    present = present_fields(req.overrides, req.update_mask.paths, names, "exemption overrides")
     values = {n: (getattr(req.overrides, n) if req.overrides.HasField(n) else None) for n in present}
     rec = await _write(ctx, uc.set_overrides, req.customer_id, values)
     return overrides_pb(rec)

@@ -11,7 +11,7 @@ from google.api import httpbody_pb2
 
 from levy.app import filings as service
 from levy.app.context import CallContext
-from levy.app.handlers.messages import optional, page_of
+from levy.app.handlers.messages import optional, page_of, present_fields
 from levy.app.registry import handles
 from levy.domain.filing import HeldOff, JurisdictionTotals, LiabilityReport, TaxOnlyEntry
 from levy.domain.filing_transactions import ReturnEntry
@@ -86,7 +86,7 @@ async def create_filing(req: pb.CreateFilingRequest, ctx: CallContext) -> pb.Fil
 @handles("levy.v1.FilingService.UpdateFiling")
 async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Filing:
     f = req.filing
-    present = list(req.update_mask.paths) or [n for n in _FILING_FIELDS if f.HasField(n)]
+    present = present_fields(f, req.update_mask.paths, _FILING_FIELDS, "filing", listed=["status"])
     others = [n for n in present if n != "status"]
     async with ctx.uow(write=True) as conn:
         rec = await service.update_filing(conn, ctx.organization_id, req.filing_id, optional(f, "status"), others)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from levy.app import locations as app
 from levy.app.context import CallContext
-from levy.app.handlers.messages import optional, set_time
+from levy.app.handlers.messages import optional, present_fields, set_time
 from levy.app.registry import handles
 from levy.domain.locations import BusinessLocation, LocationInput, ZipInState
 from levy.v1 import locations_pb2 as pb
@@ -73,13 +73,10 @@ async def get_location(req: pb.GetLocationRequest, ctx: CallContext) -> pb.Busin
 async def update_location(req: pb.UpdateLocationRequest, ctx: CallContext) -> pb.BusinessLocation:
     """JSON: the keys sent (even as null) change; gRPC without a mask: the fields set.
     An ``address`` sent replaces the whole address."""
-    body, paths = req.location, list(req.update_mask.paths)
-
-    def present(name: str) -> bool:
-        return name in paths if paths else body.HasField(name)
-
-    changes: dict[str, object] = {n: optional(body, n) for n in _TOP_FIELDS if present(n)}
-    if present("address"):
+    body = req.location
+    present = present_fields(body, req.update_mask.paths, (*_TOP_FIELDS, "address"), "location")
+    changes: dict[str, object] = {n: optional(body, n) for n in _TOP_FIELDS if n in present}
+    if "address" in present:
         changes.update(_address_values(body))
     async with ctx.uow(write=True) as conn:
         loc = await app.update_location(conn, ctx.organization_id, req.location_id, changes, _zips(ctx))

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 
 from google.protobuf import empty_pb2
-from google.protobuf.message import Message
 
 from levy.app import organization as org
 from levy.app.context import CallContext
-from levy.app.handlers.messages import optional, set_time
+from levy.app.handlers.messages import optional, present_fields, set_time
 from levy.app.registry import handles
 from levy.domain.organization import SettingsChange
 from levy.store.keys import ApiKeyRecord
@@ -20,14 +19,6 @@ from levy.store.organization import OrganizationView, RegistrationRecord
 from levy.v1 import organization_pb2 as pb
 
 _SETTINGS_FIELDS = ("name", "default_tax_codes", "exemption_management", "certificate_treatment")
-
-
-def _present(msg: Message, paths: list[str], name: str) -> bool:
-    """JSON: the key was sent (even as null). gRPC without a mask: the field is set."""
-    if paths:
-        return name in paths
-    value = getattr(msg, name)
-    return bool(value) if name == "default_tax_codes" else msg.HasField(name)
 
 
 def _settings(view: OrganizationView) -> pb.OrganizationSettings:
@@ -50,14 +41,13 @@ async def get_settings(req: pb.GetOrganizationSettingsRequest, ctx: CallContext)
 
 @handles("levy.v1.OrganizationService.UpdateOrganizationSettings")
 async def update_settings(req: pb.UpdateOrganizationSettingsRequest, ctx: CallContext) -> pb.OrganizationSettings:
-    body, paths = req.settings, list(req.update_mask.paths)
+    body = req.settings
     changes: dict[str, object] = {}
-    for name in _SETTINGS_FIELDS:
-        if _present(body, paths, name):
-            if name == "default_tax_codes":
-                changes[name] = list(body.default_tax_codes)
-            else:
-                changes[name] = optional(body, name)
+    for name in present_fields(body, req.update_mask.paths, _SETTINGS_FIELDS, "organization settings"):
+        if name == "default_tax_codes":
+            changes[name] = list(body.default_tax_codes)
+        else:
+            changes[name] = optional(body, name)
     async with ctx.uow(write=True) as conn:
         view = await org.change_settings(conn, ctx.organization_id, SettingsChange(**changes))
     return _settings(view)

@@ -15,10 +15,10 @@ from google.protobuf import empty_pb2
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.context import CallContext
-from levy.app.handlers.messages import page_of, set_time
+from levy.app.handlers.messages import page_of, present_fields, set_time
 from levy.app.registry import handles
 from levy.domain import products as rules
-from levy.domain.errors import Conflict, NotFound, ValidationFailed
+from levy.domain.errors import Conflict, NotFound
 from levy.domain.settings import OrganizationSettings
 from levy.store import products as store
 from levy.store.settings import get_settings
@@ -28,22 +28,9 @@ from levy.v1 import products_pb2 as pb
 def _present(product: pb.Product, mask: list[str]) -> dict[str, Any]:
     """The input fields present in the request; a field present but unset (JSON null) maps to None.
 
-    With a mask (REST builds it from the JSON keys; gRPC callers may send one)
-    it names the fields; without one, every field set on the message is present.
+    Which fields: :func:`present_fields` (an unknown mask path is refused).
     """
-    if mask:
-        for index, path in enumerate(mask):
-            if path not in rules.PRODUCT_FIELDS:
-                raise ValidationFailed(
-                    f"update_mask path '{path}' is not a writable product field; writable fields: "
-                    + ", ".join(rules.PRODUCT_FIELDS),
-                    pointer=f"/update_mask/paths/{index}",
-                )
-        names = list(dict.fromkeys(mask))
-    else:
-        names = [
-            f for f in rules.PRODUCT_FIELDS if (product.tax_codes if f == "tax_codes" else product.HasField(f))
-        ]
+    names = present_fields(product, mask, rules.PRODUCT_FIELDS, "product")
     out: dict[str, Any] = {}
     for name in names:
         if name == "tax_codes":
