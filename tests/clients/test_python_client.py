@@ -160,9 +160,11 @@ def test_async_client(server: LevyServer, tenant: Tenant) -> None:
             assert seen == [m["id"] for m in reversed(made)]  # newest first, over two pages
             calc = await c.create_calculation({"line_items": [SALE_LINE]})
             assert calc["tax_amount"] == "0"  # not registered in California: no tax
-            with pytest.raises(ApiError) as err:
+            with pytest.raises(ConflictError) as err:  # typed, as in the sync client
                 await c.create_customer({"source_id": "a-0"})
             assert err.value.code == "duplicate_customer"
+            with pytest.raises(NotFoundError):
+                await c.get_customer("cust_00000000000000000000000000")
 
     asyncio.run(scenario())
 
