@@ -15,10 +15,14 @@ ENV PATH=/opt/levy/bin:$PATH \
     LEVY_DATABASE_URL=sqlite+aiosqlite:////data/levy.db \
     LEVY_GRPC_ADDRESS=0.0.0.0:50051 \
     LEVY_HTTP_ADDRESS=0.0.0.0:8080
-RUN groupadd --system levy && useradd --system --gid levy --home-dir /data levy \
-    && mkdir -p /data && chown levy:levy /data
+# A numeric user and group (10001, the same in deploy/k8s's runAsUser and
+# runAsGroup): Kubernetes' runAsNonRoot can only verify a numeric USER, and
+# refuses to start an image whose USER is a name ("non-numeric user").
+RUN groupadd --system --gid 10001 levy \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /data --no-create-home levy \
+    && mkdir -p /data && chown 10001:10001 /data
 COPY --from=build /opt/levy /opt/levy
-USER levy
+USER 10001:10001
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8080 50051

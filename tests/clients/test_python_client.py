@@ -23,8 +23,28 @@ import httpx
 import pytest
 
 from levyserver import ROOT, LevyServer, Tenant, create_tenant, start_server
-from levy_client import NO_RETRIES, SERVICE_VERSION, ApiError, AsyncLevyClient, LevyClient, RetryPolicy
-from levy_client.grpc_stubs import customers_pb2, customers_pb2_grpc, reference_pb2, reference_pb2_grpc
+from levy_client import (
+    NO_RETRIES,
+    SERVICE_VERSION,
+    ApiError,
+    AsyncLevyClient,
+    AuthenticationError,
+    ConflictError,
+    LevyClient,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+    RetryPolicy,
+    ValidationError,
+)
+from levy_client.grpc_stubs import (
+    customers_pb2,
+    customers_pb2_grpc,
+    organization_pb2,
+    organization_pb2_grpc,
+    reference_pb2,
+    reference_pb2_grpc,
+)
 from levy_client.rpc import channel
 
 # No postal code: state-level tax only, whatever local rates other tests imported into the shared server.
@@ -140,9 +160,11 @@ def test_async_client(server: LevyServer, tenant: Tenant) -> None:
             assert seen == [m["id"] for m in reversed(made)]  # newest first, over two pages
             calc = await c.create_calculation({"line_items": [SALE_LINE]})
             assert calc["tax_amount"] == "0"  # not registered in California: no tax
-            with pytest.raises(ApiError) as err:
+            with pytest.raises(ConflictError) as err:  # typed, as in the sync client
                 await c.create_customer({"source_id": "a-0"})
             assert err.value.code == "duplicate_customer"
+            with pytest.raises(NotFoundError):
+                await c.get_customer("cust_00000000000000000000000000")
 
     asyncio.run(scenario())
 
@@ -228,11 +250,24 @@ def test_429_storm_is_ridden_out_honouring_retry_after(limited_server: LevyServe
     trailers = dict(refused[0].trailing_metadata())
     assert int(trailers["grpc-retry-pushback-ms"]) == int(trailers["retry-after"]) * 1000 >= 1000
     with LevyClient(limited_server.http_url, tenant.key, retry=NO_RETRIES) as c:
-        with pytest.raises(ApiError) as err:
+        with pytest.raises(RateLimitError) as err:  # an ApiError, typed
             for _ in range(4):
                 c.list_product_tax_codes(limit=1)
     assert (err.value.status, err.value.code) == (429, "rate_limit_error")
     assert int(err.value.headers["retry-after"]) >= 1
+    # the wait asked for: the Retry-After header, the same as the error's meta.retry_after
+    assert err.value.retry_after == float(err.value.headers["retry-after"]) == err.value.errors[0]["meta"]["retry_after"]  # type: ignore[index]
+
+    # the helper's channel without retries: the typed error
+    with channel(limited_server.grpc_target, tenant.key, retry=NO_RETRIES) as ch:
+        stub = reference_pb2_grpc.ReferenceServiceStub(ch)
+        with pytest.raises(RateLimitError) as rpc_err:
+            for _ in range(4):
+                stub.ListProductTaxCodes(reference_pb2.ListProductTaxCodesRequest(limit=1))
+    assert isinstance(rpc_err.value, grpc.RpcError) and rpc_err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert (rpc_err.value.status, rpc_err.value.code) == (429, "rate_limit_error")
+    assert rpc_err.value.retry_after == float(rpc_err.value.headers["retry-after"]) >= 1
+    assert rpc_err.value.errors[0]["meta"] == {"retry_after": int(rpc_err.value.headers["retry-after"])}
 
 
 def test_a_list_continues_across_a_server_restart(database_url: str, tmp_path: Path) -> None:
@@ -358,3 +393,101 @@ def test_grpc_helper_adds_an_idempotency_key_to_the_writes_that_take_one(server:
         first = stub.CreateCustomer(request, metadata=[("idempotency-key", "k-1")])
         again = stub.CreateCustomer(request, metadata=[("idempotency-key", "k-1")])
     assert first.id == again.id
+
+
+def test_errors_are_typed_by_family_over_rest_and_grpc(server: LevyServer, tenant: Tenant) -> None:
+    """Each error family raises its ApiError subclass, the same over REST and over the
+    gRPC helper's channel (there also a grpc.RpcError with its status code), with the
+    error objects a REST caller gets: validation 422, not found 404, conflict 409,
+    authentication 401 and permission 403 (a kind of AuthenticationError). The rate
+    limit (429, retry_after) is in test_429_storm_is_ridden_out_honouring_retry_after."""
+    bad_key = "levy_sk_" + "x" * 43
+    with LevyClient(server.http_url, tenant.key) as c, channel(server.grpc_target, tenant.key) as ch:
+        customers = customers_pb2_grpc.CustomerServiceStub(ch)
+
+        # validation (422): a limit out of 1..1000, named by its parameter
+        with pytest.raises(ValidationError) as rest:
+            c.list_customers(limit=0)
+        with pytest.raises(ValidationError) as rpc:
+            customers.ListCustomers(customers_pb2.ListCustomersRequest(limit=0))
+        assert rpc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        for err in (rest.value, rpc.value):
+            assert (err.status, err.code) == (422, "validation_error")
+            assert err.errors[0]["source"] == {"pointer": None, "parameter": "limit"}
+        assert rest.value.errors == rpc.value.errors
+        # the calculation's own 422 shape is a ValidationError too, pointing at the field
+        with pytest.raises(ValidationError) as calc:
+            c.create_calculation({"line_items": [{"id": "x", "quantity": "a", "unit_price": "1"}]})
+        assert calc.value.pointers() == ["/line_items/0/quantity"]
+
+        # not found (404)
+        with pytest.raises(NotFoundError) as rest:
+            c.get_customer("cust_00000000000000000000000000")
+        with pytest.raises(NotFoundError) as rpc:
+            customers.GetCustomer(customers_pb2.GetCustomerRequest(customer_id="cust_00000000000000000000000000"))
+        assert rpc.value.code() == grpc.StatusCode.NOT_FOUND
+        assert [(e.status, e.code) for e in (rest.value, rpc.value)] == [(404, "not_found")] * 2
+
+        # conflict (409): a second customer with a source_id taken, naming the first
+        first = c.create_customer({"source_id": "typed-1"})
+        with pytest.raises(ConflictError) as rest:
+            c.create_customer({"source_id": "typed-1"})
+        with pytest.raises(ConflictError) as rpc:
+            customers.CreateCustomer(customers_pb2.CreateCustomerRequest(
+                customer=customers_pb2.Customer(source_id="typed-1")))
+        assert rpc.value.code() == grpc.StatusCode.ALREADY_EXISTS
+        for err in (rest.value, rpc.value):
+            assert (err.status, err.code) == (409, "duplicate_customer")
+            assert err.errors[0]["meta"]["existing_customer_id"] == first["id"]  # type: ignore[index]
+        assert rpc.value.request_id and rpc.value.request_id.startswith("req_")
+
+        # permission (403): a plain key on an admin operation; an AuthenticationError too
+        with pytest.raises(PermissionDeniedError) as rest:
+            c.get_organization_settings()
+        with pytest.raises(PermissionDeniedError) as rpc:
+            organization_pb2_grpc.OrganizationServiceStub(ch).GetOrganizationSettings(
+                organization_pb2.GetOrganizationSettingsRequest())
+        assert rpc.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        for err in (rest.value, rpc.value):
+            assert (err.status, err.code) == (403, "permission_error") and isinstance(err, AuthenticationError)
+
+    # authentication (401): a key the server does not know
+    with LevyClient(server.http_url, bad_key) as c, channel(server.grpc_target, bad_key) as ch:
+        with pytest.raises(AuthenticationError) as rest:
+            c.list_customers()
+        with pytest.raises(AuthenticationError) as rpc:
+            customers_pb2_grpc.CustomerServiceStub(ch).ListCustomers(customers_pb2.ListCustomersRequest())
+    assert rpc.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    for err in (rest.value, rpc.value):
+        assert (err.status, err.code) == (401, "authentication_error")
+        assert not isinstance(err, PermissionDeniedError)
+        # every family is an ApiError (and a LevyError): the except clauses written before still catch them
+        assert isinstance(err, ApiError)
+
+
+def test_an_error_without_levy_details_stays_grpcs_own() -> None:
+    """No server there: UNAVAILABLE without Levy's details is gRPC's own error, not an ApiError."""
+    from levyserver import free_port
+
+    with channel(f"127.0.0.1:{free_port()}", "k", retry=RetryPolicy(max_attempts=2, base_backoff=0.01)) as ch:
+        with pytest.raises(grpc.RpcError) as err:
+            reference_pb2_grpc.ReferenceServiceStub(ch).ListProductTaxCodes(
+                reference_pb2.ListProductTaxCodesRequest(), timeout=5)
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE and not isinstance(err.value, ApiError)
+
+
+def test_error_classes_by_status() -> None:
+    """The class of each status (REST), its gRPC twin a subclass of it and of grpc.RpcError."""
+    from levy_client.errors import api_error
+    from levy_client.rpc import RPC_ERROR_CLASSES, RpcApiError
+
+    expected = {401: AuthenticationError, 403: PermissionDeniedError, 404: NotFoundError, 409: ConflictError,
+                422: ValidationError, 429: RateLimitError, 400: ApiError, 500: ApiError}
+    for status, cls in expected.items():
+        assert type(api_error(status, [], None, {})) is cls
+    for status, cls in RPC_ERROR_CLASSES.items():
+        assert issubclass(cls, expected[status]) and issubclass(cls, grpc.RpcError)
+    assert issubclass(RpcApiError, ApiError) and issubclass(RpcApiError, grpc.RpcError)
+    # without a Retry-After header, the wait comes from meta.retry_after
+    assert RateLimitError(429, [{"status": "429", "code": "rate_limit_error", "title": "", "detail": "",
+                                 "meta": {"retry_after": 3}}], None, {}).retry_after == 3.0

@@ -3,7 +3,17 @@ with the ``grpc`` extra)."""
 
 from levy_client._core import NO_RETRIES, SERVICE_VERSION, Call, RetryPolicy
 from levy_client.client import AsyncLevyClient, LevyClient
-from levy_client.errors import ApiError, LevyError
+from levy_client.errors import (
+    ApiError,
+    AuthenticationError,
+    ConflictError,
+    LevyError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+    ValidationError,
+)
 
-__all__ = ["NO_RETRIES", "SERVICE_VERSION", "ApiError", "AsyncLevyClient", "Call", "LevyClient", "LevyError",
-           "RetryPolicy"]
+__all__ = ["NO_RETRIES", "SERVICE_VERSION", "ApiError", "AsyncLevyClient", "AuthenticationError", "Call",
+           "ConflictError", "LevyClient", "LevyError", "NotFoundError", "PermissionDeniedError", "RateLimitError",
+           "RetryPolicy", "ValidationError"]

@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from levy_client.errors import ApiError, errors_from_body
+from levy_client.errors import api_error, errors_from_body
 
 T = TypeVar("T")
 
@@ -125,14 +125,14 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 def decode(call: Call[T], response: httpx.Response) -> T:
-    """The body of a success, or ApiError carrying the error objects."""
+    """The body of a success, or the ApiError (subclass) of its status carrying the error objects."""
     if response.is_success:
         return None if call.empty or response.status_code == 204 else response.json()  # type: ignore[return-value]
     try:
         body: Any = response.json()
     except ValueError:
         body = response.text
-    raise ApiError(response.status_code, errors_from_body(response.status_code, body), body, dict(response.headers))
+    raise api_error(response.status_code, errors_from_body(response.status_code, body), body, dict(response.headers))
 
 
 def default_headers(api_key: str, service_version: str | None, user_agent: str) -> dict[str, str]:

@@ -46,6 +46,62 @@ class ApiError(LevyError):
         return [e["source"].get("pointer") for e in self.errors if e.get("source")]
 
 
+class ValidationError(ApiError):
+    """422: the request was refused as it stands (``validation_error``,
+    ``validation_required_field``, ``invalid_state``, the calculation's own shape);
+    ``pointers()`` says where."""
+
+
+class NotFoundError(ApiError):
+    """404: no such resource in your organization (or no such route)."""
+
+
+class ConflictError(ApiError):
+    """409: a duplicate or a concurrent change (``duplicate_customer``, ``conflict``, ...);
+    ``errors[0]["meta"]`` may name the record already there."""
+
+
+class RateLimitError(ApiError):
+    """429: the key's rate limit, still there after the client's retries (or with a
+    wait over ``RetryPolicy.max_retry_after``). ``retry_after`` is the wait asked for."""
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds to wait before calling again: the ``Retry-After`` header (gRPC: the
+        ``retry-after`` trailer), else the error's ``meta.retry_after``; None if neither."""
+        header = self.headers.get("retry-after")
+        if header and header.strip().isdigit():
+            return float(header)
+        meta = self.errors[0].get("meta") if self.errors else None
+        value = meta.get("retry_after") if isinstance(meta, dict) else None
+        return float(value) if isinstance(value, (int, float)) else None
+
+
+class AuthenticationError(ApiError):
+    """401: the API key is missing, malformed, unknown or revoked. Also the base of
+    ``PermissionDeniedError`` (403), so one ``except`` catches both."""
+
+
+class PermissionDeniedError(AuthenticationError):
+    """403: a valid key without the permission, e.g. a plain key on an admin operation."""
+
+
+#: The class raised for each HTTP status; any other status raises ``ApiError`` itself.
+ERROR_CLASSES: dict[int, type[ApiError]] = {
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    422: ValidationError,
+    429: RateLimitError,
+}
+
+
+def api_error(status: int, errors: list[ErrorObject], body: Any, headers: dict[str, str]) -> ApiError:
+    """The ``ApiError`` subclass of ``status`` (``ERROR_CLASSES``), or ``ApiError``."""
+    return ERROR_CLASSES.get(status, ApiError)(status, errors, body, headers)
+
+
 def errors_from_body(status: int, body: Any) -> list[ErrorObject]:
     """The error objects of a response body, whatever shape the endpoint uses."""
     if isinstance(body, dict) and isinstance(body.get("errors"), list):
