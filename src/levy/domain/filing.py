@@ -358,6 +358,9 @@ class _Aggregate:
     tax_only: list[TaxOnlyEntry] = field(default_factory=list)
     held_off: list[HeldOff] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
+    #: The state's sales figures, each goods line counted once (its state-level row): the TOTAL row's
+    #: gross, discounts, exempt and taxable sales. Tax is never taken from here.
+    sales: _Acc = field(default_factory=lambda: _Acc("TOTAL"))
 
     def acc(self, code: str) -> _Acc:
         if code not in self.accs:
@@ -367,6 +370,28 @@ class _Aggregate:
 
 def _held(txn: FilingTransaction, reason: str) -> HeldOff:
     return HeldOff(txn.id, reason, HELD_OFF_REASON_DETAILS.get(reason, reason))
+
+
+def state_level_row(state: str, rows: Sequence[FilingRow]) -> FilingRow:
+    """The row whose figures stand for a goods line in ``state``'s totals (a line counts once there).
+
+    The state's own row (``US-ST-XX``) when the line has one, else the first of its rows in return
+    order (statewide local portion, county, city, special). ``rows`` are the line's rows in ``state``.
+    """
+    return min(rows, key=lambda r: (r.jurisdiction_code != state_jurisdiction(state), _sort_key(r.jurisdiction_code)))
+
+
+def _add_sales(a: _Acc, sign: int, ln: FilingLine, r: FilingRow) -> None:
+    """Add one goods line's gross, discounts, exempt and taxable sales as row ``r`` classifies them."""
+    a.gross += sign * ln.amount
+    a.discounts += sign * (ln.amount - ln.net_amount)
+    bucket = _BUCKET_OF_REASON.get(r.exempt_reason) if r.exempt_reason else None
+    if bucket is not None:
+        a.exempt[bucket] += sign * ln.net_amount
+    else:
+        a.taxable += sign * r.taxable_base
+        # A partial base (percentage, tax on the excess over a threshold) leaves the rest exempt.
+        a.exempt["non_taxable_product"] += sign * (ln.net_amount - r.taxable_base)
 
 
 def _add(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
@@ -384,23 +409,17 @@ def _add(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
     provided = txn.filing_tax_amount_source == "provided"
     touched = False
     for ln in txn.lines:
-        for r in ln.rows:
-            if state_of(r.jurisdiction_code) != state:
-                continue
-            touched = True
+        rows = [r for r in ln.rows if state_of(r.jurisdiction_code) == state]
+        if not rows:
+            continue
+        touched = True
+        for r in rows:
             a = agg.acc(r.jurisdiction_code)
             a.name = a.name or r.jurisdiction_name
             a.type = a.type or r.jurisdiction_type
-            a.gross += sign * ln.amount
-            a.discounts += sign * (ln.amount - ln.net_amount)
-            bucket = _BUCKET_OF_REASON.get(r.exempt_reason) if r.exempt_reason else None
-            if bucket is not None:
-                a.exempt[bucket] += sign * ln.net_amount
-            else:
-                a.taxable += sign * r.taxable_base
-                # A partial base (percentage, tax on the excess over a threshold) leaves the rest exempt.
-                a.exempt["non_taxable_product"] += sign * (ln.net_amount - r.taxable_base)
+            _add_sales(a, sign, ln, r)
             a.calculated += sign * r.tax_amount
+        _add_sales(agg.sales, sign, ln, state_level_row(state, rows))
     for code, amount in distribution.items():
         if state_of(code) != state:
             continue
@@ -423,13 +442,14 @@ def _ordered(accs: Iterable[JurisdictionTotals]) -> tuple[JurisdictionTotals, ..
     return tuple(sorted(accs, key=lambda t: _sort_key(t.jurisdiction_code)))
 
 
-def _sum_totals(state: str, rows: Sequence[JurisdictionTotals]) -> JurisdictionTotals:
+def _sum_totals(state: str, rows: Sequence[JurisdictionTotals], sales: _Acc) -> JurisdictionTotals:
+    """The state's total row: sales figures counting each goods line once (``sales``), tax summed over ``rows``."""
+
     def s(attr: str) -> int:
         return sum(getattr(r, attr) for r in rows)
 
-    exempt = ExemptSales(**{b: sum(getattr(r.exempt_sales, b) for r in rows) for b in EXEMPT_BUCKETS})
     return JurisdictionTotals(
-        "TOTAL", f"Total {state}", "", s("gross_sales"), s("discounts"), exempt, s("taxable_sales"),
+        "TOTAL", f"Total {state}", "", sales.gross, sales.discounts, ExemptSales(**sales.exempt), sales.taxable,
         s("tax_calculated"), s("tax_provided"), s("tax_only_tax"), s("sales_filing_tax"), s("credits_filing_tax"),
         s("carried_credits_applied"), s("filing_tax_amount"), s("credits_carried_forward"),
     )
@@ -486,7 +506,7 @@ def prepare_return(
         period_start=period_start,
         period_end=period_end,
         jurisdictions=ordered,
-        totals=_sum_totals(state_code, ordered),
+        totals=_sum_totals(state_code, ordered, agg.sales),
         tax_only_allocations=tuple(agg.tax_only),
         held_off=tuple(agg.held_off),
         transaction_ids=tuple(agg.ids),
@@ -511,7 +531,7 @@ def liability_report(
         ordered = _ordered(a.totals() for a in agg.accs.values())
         code = state_jurisdiction(state)
         out.append(
-            StateLiability(code, ordered, _sum_totals(code, ordered), tuple(agg.tax_only), tuple(agg.held_off),
+            StateLiability(code, ordered, _sum_totals(code, ordered, agg.sales), tuple(agg.tax_only), tuple(agg.held_off),
                            tuple(agg.ids))
         )
     return LiabilityReport(date_from, date_to, tuple(out))
