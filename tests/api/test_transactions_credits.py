@@ -133,7 +133,7 @@ def test_void_and_credit_at_once_never_both_succeed(tx: Txn) -> None:
 
 
 def test_credit_in_another_currency_is_refused(tx: Txn) -> None:
-    sale = finalized_sale(tx, line("a", 10000, "CA"), currency="JPY")
+    sale = finalized_sale(tx, line("a", 10000, "CA"), currency="JPY", exchange_rate="0.0066")
     assert sale["currency"] == "JPY"
     errs = error_of(tx.create_raw(partial_credit(sale["id"], line("a", 10000, "CA"), currency="USD")))
     assert len(errs) == 1 and errs[0]["source"]["pointer"] == "/currency"

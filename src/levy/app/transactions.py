@@ -30,6 +30,7 @@ from levy.domain.errors import (
     RequiredField,
     ValidationFailed,
 )
+from levy.domain.currency import choose_exchange_rate, filing_currency
 from levy.domain.money import allocate, parse_amount
 from levy.domain.tax.model import LineInput
 from levy.domain.tax.sourcing import source
@@ -64,6 +65,7 @@ from levy.domain.transactions_credits import (
     credit_against,
 )
 from levy.domain.transactions_tax_only import attribute_tax_only
+from levy.store import exchange_rates
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
 
@@ -73,7 +75,7 @@ NOT_RECORDED = "not_recorded"
 #: Fields of ``Transaction`` a request may send (the rest are ``OUTPUT_ONLY`` in the proto).
 WRITABLE = input_names(pb.Transaction.DESCRIPTOR)
 #: Fixed at creation.
-CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source")
+CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source", "marketplace_facilitator")
 #: Change the calculation: draft only, and together with ``line_items``.
 CALCULATION_FIELDS = ("currency", "discount_amount", "vendor_discount_amount", "transaction_date")
 _LINE_OUTPUTS = output_only_names(pb.TransactionLineItem.DESCRIPTOR)
@@ -114,6 +116,43 @@ def not_found(transaction_id: str) -> NotFound:
 
 def _tax_amount(msg: pb.Transaction) -> int | None:
     return parse_amount(msg.tax_amount, "/tax_amount") if msg.HasField("tax_amount") else None
+
+
+def _marketplace(msg: pb.Transaction) -> str | None:
+    """The marketplace facilitator's name (issue 37), trimmed; a blank name is 422."""
+    if not msg.HasField("marketplace_facilitator"):
+        return None
+    name = msg.marketplace_facilitator.strip()
+    if not name:
+        raise ValidationFailed("marketplace_facilitator names the facilitator (for example 'Amazon'); leave it out "
+                               "for the seller's own sales.", pointer="/marketplace_facilitator")
+    return name
+
+
+async def settle_currency(ctx: CallContext, conn: AsyncConnection | None, rec: TransactionRecord,
+                          msg: pb.Transaction, parent: TransactionRecord | None, *,
+                          sent: bool = True) -> TransactionRecord:
+    """``rec`` with the exchange rate it stores (:func:`levy.domain.currency.choose_exchange_rate`)
+    and, for a credit of a marketplace sale, its sale's facilitator. ``sent``: whether the request
+    sent ``exchange_rate`` (an update that does not keeps the stored rate). The imported reference
+    rates are read (in ``conn``, or a read of its own) only when no rate is given."""
+    if parent is not None and parent.marketplace_facilitator:
+        rec = replace(rec, marketplace_facilitator=parent.marketplace_facilitator)
+    sent_rate = optional(msg, "exchange_rate") if sent else None
+    sent_date = optional(msg, "exchange_rate_date") if sent else None
+    if sent_rate is None and rec.exchange_rate is not None:
+        return rec
+    day = rec.transaction_date.astimezone(UTC).date()
+    parent_rate = (parent.exchange_rate, parent.exchange_rate_date) if parent is not None else None
+    published = None
+    if (rec.currency != filing_currency() and sent_rate is None and not (parent_rate and parent_rate[0])
+            and rec.status in ("finalized", "filed")):
+        async with ctx.uow() if conn is None else nullcontext(conn) as c:
+            published = await exchange_rates.reference_rate(c, rec.currency, filing_currency(), day)
+    rate, on = choose_exchange_rate(currency=rec.currency, status=rec.status, transaction_day=day,
+                                    sent_rate=sent_rate, sent_date=sent_date, parent_rate=parent_rate,
+                                    published=published)
+    return replace(rec, exchange_rate=rate, exchange_rate_date=on)
 
 
 # -- lines -> engine -> stored lines -----------------------------------------------------------
@@ -304,7 +343,7 @@ class _Head:
 
 
 def _lines_record(ctx: CallContext, computed: Computed, head: _Head,
-                  parent: TransactionRecord | None) -> TransactionRecord:
+                  parent: TransactionRecord | None, marketplace: str | None = None) -> TransactionRecord:
     """The new transaction of calculated lines (not a full credit), checked against ``parent``
     (found and locked by the caller) when it names one."""
     plan = computed.plan
@@ -333,6 +372,7 @@ def _lines_record(ctx: CallContext, computed: Computed, head: _Head,
         discount_amount=inp.discount_amount, vendor_discount_amount=inp.vendor_discount_amount,
         lines=computed.lines, tax_only=plan.tax_only, held_off_reason=held_off, allocations=allocations,
         registrations=computed.registered_codes(), created_at=head.now, updated_at=head.now,
+        marketplace_facilitator=marketplace,
     )
 
 
@@ -347,6 +387,7 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
     status = c.attempt(validate_create_status, optional(msg, "status"), history=history)
     source = c.attempt(validate_source_field, optional(msg, "source"))
     tax_amount = c.attempt(_tax_amount, msg)
+    marketplace = c.attempt(_marketplace, msg)
     parent_id = optional(msg, "parent_transaction_id") or None
     parent_ref = optional(msg, "parent_reference_id") or None
     reference_id = optional(msg, "reference_id") or None
@@ -372,7 +413,8 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
                                        has_parent=False, errors=c.errors)
         if ctx.request_tx is None:
             # Nothing to read or lock first: stored in a write transaction of its own, in one trip.
-            rec = _lines_record(ctx, computed, head, None)
+            rec = _lines_record(ctx, computed, head, None, marketplace)
+            rec = await settle_currency(ctx, None, rec, msg, None)
             existing = await store.insert_transaction_committed(ctx.services.engine, rec)
             if existing is not None:
                 raise _duplicate(rec.reference_id or "", existing)
@@ -395,12 +437,14 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
                 parent_transaction_id=parent.id, parent_reference_id=parent_ref, parent_found=True,
                 discount_amount=parent.discount_amount, vendor_discount_amount=parent.vendor_discount_amount,
                 lines=tuple(copied), registrations=parent.registrations, created_at=now, updated_at=now,
+                marketplace_facilitator=marketplace,
             )
         else:
             if computed is None:
                 computed = await compute_lines(ctx, conn, msg, transaction_type=transaction_type, source=source,
                                                has_parent=has_parent, errors=c.errors)
-            rec = _lines_record(ctx, computed, head, parent)
+            rec = _lines_record(ctx, computed, head, parent, marketplace)
+        rec = await settle_currency(ctx, conn, rec, msg, parent)
         if parent is not None:
             try:
                 rec = await against_parent(conn, parent, rec, lines_changed=True)
@@ -496,6 +540,23 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
             rec = replace(rec, tax=tax, allocations=_reallocate(cur, tax.tax_amount) if cur.tax_only else ())
         if "reference_id" in present:
             rec = replace(rec, reference_id=optional(msg, "reference_id") or None)
+        rate_sent = "exchange_rate" in present or "exchange_rate_date" in present
+        if rate_sent and cur.status not in ("draft", "finalized"):
+            raise FailedPrecondition(
+                f"the exchange rate of a '{cur.status}' transaction cannot change: '{cur.status}' transactions "
+                "are final", pointer="/exchange_rate", meta={"current_status": cur.status})
+        if rec.currency != cur.currency:
+            rec = replace(rec, exchange_rate=None, exchange_rate_date=None)
+        if rate_sent or rec.status != cur.status or rec.exchange_rate is None:
+            parent = None
+            if rec.type == "credit" and rec.parent_found:
+                parent = await store.get_transaction(conn, org, rec.parent_transaction_id or "")
+            rec = await settle_currency(ctx, conn, rec, msg, parent, sent=rate_sent)
+            if rec.type == "sale" and cur.exchange_rate is not None and rec.exchange_rate != cur.exchange_rate \
+                    and await store.credits_of(conn, org, rec.id):
+                raise FailedPrecondition(
+                    f"the sale has credits at its exchange rate {cur.exchange_rate}: its rate cannot change",
+                    pointer="/exchange_rate", meta={"exchange_rate": cur.exchange_rate})
         amounts_changed = lines_sent or tax_sent
         if rec.type == "credit" and rec.parent_found and amounts_changed and rec.status != "void":
             parent = await store.get_transaction(conn, org, rec.parent_transaction_id or "", for_update=True)

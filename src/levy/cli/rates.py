@@ -16,7 +16,8 @@ def register(sub: Any) -> None:
     rsub = rates.add_subparsers(dest="rates_command", required=True, metavar="COMMAND")
     p = rsub.add_parser(
         "import",
-        help="Import rate files (per-ZIP tables, SST files, California's CDTFA table, Levy's generic CSV).",
+        help="Import rate files (per-ZIP tables, SST files, California's CDTFA table, Levy's generic CSV) and the "
+        "ECB's daily euro exchange reference rates.",
         description="Import rate files into the database: all files of one command in one transaction "
         "(a bad file changes nothing), each file once (same SHA-256 again: 'already imported'). "
         "Per-ZIP tables (State,ZipCode,TaxRegionName,... header) are effective from the month in their name "
@@ -26,7 +27,10 @@ def register(sub: Any) -> None:
         "its own dates, as records stating the county rate only (the ZIPs keep the city and district rates of "
         "other imports; the city and district rows, which cannot be placed, are listed as warnings). California's CDTFA table (Location,Rate,... header) is effective from the date in its "
         "name (SalesTaxRates1-1-26.csv -> 2026-01-01). Levy's generic CSV (state,zip5,...,components header) is "
-        "dated row by row. Every file's report is printed: rows read, ZIPs covered, ZIPs with several candidates, "
+        "dated row by row. The European Central Bank's euro foreign exchange reference rates (eurofxref.csv or "
+        "eurofxref-hist.csv: a Date column, then currency codes; units per euro) fill the daily exchange rates that "
+        "finalized transactions in another currency than USD take when they send no exchange_rate; a day already "
+        "imported is replaced. Every file's report is printed: rows read, ZIPs covered, ZIPs with several candidates, "
         "anomalies (rates above the state's documented maxima, special districts above the state rate) and "
         "warnings; --strict refuses an import with anomalies. "
         "Older imports are kept: a past date uses the rates in force then. "
@@ -67,12 +71,19 @@ def register(sub: Any) -> None:
 async def _rates_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from levy.app.exchange_rates import (
+        import_reference_files,
+        is_reference_rate_file,
+        parse_reference_files,
+    )
     from levy.app.rate_import import ProgressBar, build, expand, import_files
     from levy.domain.errors import LevyError
 
     try:
         files = expand(args.paths)
-        parsed = build(
+        reference = parse_reference_files([f for f in files if is_reference_rate_file(f)])
+        files = [f for f in files if f not in {p for p, _ in reference}]
+        parsed = [] if not files else build(
             files,
             boundaries=Path(args.boundaries) if args.boundaries else None,
             effective_from=args.effective_from,
@@ -89,6 +100,10 @@ async def _rates_import(args: argparse.Namespace) -> int:
         return bar.advance if not args.no_progress else (lambda n: None)
 
     async def run(conn: Any) -> int:
+        for line in await import_reference_files(conn, reference):
+            print(line)
+        if not files:
+            return 0
         report = await import_files(conn, parsed, progress, strict=args.strict)
         if bars and not args.no_progress:
             bars[0].finish()

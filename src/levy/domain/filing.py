@@ -43,9 +43,13 @@ LIABLE_STATUSES = frozenset({"finalized", "filed"})
 
 #: Extra held-off reason of this module: a provided tax that no jurisdiction row can carry.
 PROVIDED_TAX_UNPLACED = "provided_tax_unplaced"
+#: Issue 37: a transaction in another currency stored without an exchange rate (before rates existed).
+NO_EXCHANGE_RATE = "no_exchange_rate"
 HELD_OFF_REASON_DETAILS: dict[str, str] = {
     **HELD_OFF_DETAILS,
     PROVIDED_TAX_UNPLACED: "the provided tax cannot be placed: the transaction has no US state jurisdiction row",
+    NO_EXCHANGE_RATE: "the transaction is in another currency and has no exchange rate to the filing currency: "
+                      "send its exchange_rate",
 }
 
 _CODE = re.compile(r"US-(?P<level>ST|CO|CI|SP)-(?P<state>[A-Z]{2})(?P<rest>-.+)?\Z")
@@ -138,6 +142,15 @@ class FilingTransaction:
     held_off_reason: str | None = None
     filed_states: frozenset[str] = frozenset()
     states: frozenset[str] = frozenset()
+    #: Issue 37: the marketplace facilitator's name (the sale is the facilitator's to remit: off the
+    #: seller's returns, listed apart); the transaction's own currency when it is not the filing
+    #: currency, with the rate its amounts were converted at (every amount above is converted) and
+    #: its goods lines' gross in its own currency.
+    marketplace_facilitator: str | None = None
+    currency: str | None = None
+    exchange_rate: str | None = None
+    exchange_rate_date: date | None = None
+    original_gross: int = 0
 
     def __post_init__(self) -> None:
         if self.type not in ("sale", "credit"):
@@ -288,6 +301,32 @@ class HeldOff:
 
 
 @dataclass(frozen=True, slots=True)
+class MarketplaceEntry:
+    """A marketplace sale (or its credit) left off the return: the facilitator remits its tax.
+
+    ``gross_sales`` and ``tax_amount`` are its goods lines' gross and its tax in the state (negative
+    for a credit), in the filing currency."""
+
+    transaction_id: str
+    marketplace_facilitator: str
+    gross_sales: int
+    tax_amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertedEntry:
+    """A transaction on the return in another currency: its gross in the state in its own currency
+    (``original_gross_sales``, minor units of ``currency``) and converted (``gross_sales``)."""
+
+    transaction_id: str
+    currency: str
+    exchange_rate: str
+    exchange_rate_date: date | None
+    original_gross_sales: int
+    gross_sales: int
+
+
+@dataclass(frozen=True, slots=True)
 class Return:
     """A state's return for ``[period_start, period_end]`` (inclusive dates)."""
 
@@ -300,6 +339,8 @@ class Return:
     held_off: tuple[HeldOff, ...]
     transaction_ids: tuple[str, ...]  # what filing this return moves to ``filed``
     credits_carried_forward: dict[str, int]  # per jurisdiction code, only non-zero entries
+    marketplace: tuple[MarketplaceEntry, ...] = ()  # issue 37: marketplace sales, listed apart
+    converted: tuple[ConvertedEntry, ...] = ()  # issue 37: transactions in another currency
 
     @property
     def filing_tax_amount(self) -> int:
@@ -314,6 +355,8 @@ class StateLiability:
     tax_only_allocations: tuple[TaxOnlyEntry, ...]
     held_off: tuple[HeldOff, ...]
     transaction_ids: tuple[str, ...]
+    marketplace: tuple[MarketplaceEntry, ...] = ()
+    converted: tuple[ConvertedEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +401,8 @@ class _Aggregate:
     tax_only: list[TaxOnlyEntry] = field(default_factory=list)
     held_off: list[HeldOff] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
+    marketplace: list[MarketplaceEntry] = field(default_factory=list)
+    converted: list[ConvertedEntry] = field(default_factory=list)
     #: The state's sales figures, each goods line counted once (its state-level row): the TOTAL row's
     #: gross, discounts, exempt and taxable sales. Tax is never taken from here.
     sales: _Acc = field(default_factory=lambda: _Acc("TOTAL"))
@@ -394,8 +439,39 @@ def _add_sales(a: _Acc, sign: int, ln: FilingLine, r: FilingRow) -> None:
         a.exempt["non_taxable_product"] += sign * (ln.net_amount - r.taxable_base)
 
 
+def _in_state(txn: FilingTransaction, state: str) -> list[FilingLine]:
+    return [ln for ln in txn.lines if any(state_of(r.jurisdiction_code) == state for r in ln.rows)]
+
+
+def _add_marketplace(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
+    """List a marketplace sale reaching ``state`` apart: its tax is the facilitator's to remit."""
+    lines = _in_state(txn, state)
+    allocated = [a for c, a in txn.tax_only_allocations if state_of(c) == state]
+    if not lines and not allocated:
+        return
+    tax = sum(r.tax_amount for ln in lines for r in ln.rows if state_of(r.jurisdiction_code) == state)
+    assert txn.marketplace_facilitator is not None
+    agg.marketplace.append(MarketplaceEntry(txn.id, txn.marketplace_facilitator,
+                                            txn.sign * sum(ln.amount for ln in lines),
+                                            txn.sign * (tax + sum(allocated))))
+
+
+def _add_converted(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
+    """List a transaction in another currency on ``state``'s return with its gross in both currencies."""
+    assert txn.currency is not None and txn.exchange_rate is not None
+    share = sum(ln.amount for ln in _in_state(txn, state))
+    total = sum(ln.amount for ln in txn.lines)
+    # The state's part of the gross in the transaction's own currency (the whole when it is one state's).
+    original = txn.original_gross if share == total else allocate(txn.original_gross, [share, total - share])[0]
+    agg.converted.append(ConvertedEntry(txn.id, txn.currency, txn.exchange_rate, txn.exchange_rate_date,
+                                        txn.sign * original, txn.sign * share))
+
+
 def _add(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
     """Add ``txn``'s contribution to ``state`` (it is liable and dated in range)."""
+    if txn.marketplace_facilitator is not None:
+        _add_marketplace(agg, state, txn)
+        return
     if txn.held_off_reason is not None:
         if not txn.touched_states() or state in txn.touched_states():
             agg.held_off.append(_held(txn, txn.held_off_reason))
@@ -436,6 +512,8 @@ def _add(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
             a.credits_tax += amount
     if touched:
         agg.ids.append(txn.id)
+        if txn.currency is not None and txn.exchange_rate is not None:
+            _add_converted(agg, state, txn)
 
 
 def _ordered(accs: Iterable[JurisdictionTotals]) -> tuple[JurisdictionTotals, ...]:
@@ -511,6 +589,8 @@ def prepare_return(
         held_off=tuple(agg.held_off),
         transaction_ids=tuple(agg.ids),
         credits_carried_forward={c: forward[c] for c in (t.jurisdiction_code for t in ordered) if c in forward},
+        marketplace=tuple(agg.marketplace),
+        converted=tuple(agg.converted),
     )
 
 
@@ -532,7 +612,7 @@ def liability_report(
         code = state_jurisdiction(state)
         out.append(
             StateLiability(code, ordered, _sum_totals(code, ordered, agg.sales), tuple(agg.tax_only), tuple(agg.held_off),
-                           tuple(agg.ids))
+                           tuple(agg.ids), tuple(agg.marketplace), tuple(agg.converted))
         )
     return LiabilityReport(date_from, date_to, tuple(out))
 
