@@ -162,8 +162,10 @@ def test_a_eur_sale_needs_a_rate_and_is_converted_at_it(api: Api) -> None:
     out = api.tx.create(sale("2026-01-20", line("1", 10000, "TX"), currency="EUR", exchange_rate="1.1"))
     assert (out["currency"], out["tax_amount"], out["exchange_rate"], out["exchange_rate_date"]) == (
         "EUR", "625", "1.1", "2026-01-20")
-    # Finalizing the draft with its rate sent: 50.00 EUR at 1.1.
+    # Finalizing the draft with its rate sent (100.00 EUR at 1.1), then dating that rate the day before.
     api.tx.update(draft["id"], {"status": "finalized", "exchange_rate": "1.1"})
+    moved = api.tx.update(draft["id"], {"exchange_rate_date": "2026-01-19"})
+    assert (moved["exchange_rate"], moved["exchange_rate_date"]) == ("1.1", "2026-01-19")
     ret = api.fil.ok(api.fil.create(period(JAN)), 201)
     tx = row(ret, "US-ST-TX")
     # gross 10000 x 1.1 = 11000 cents, twice (the draft was 10000 EUR cents too): 22000;
@@ -219,7 +221,8 @@ def test_a_jpy_sale_and_its_jpy_credit(api: Api) -> None:
     assert conv == {s["id"]: ("10000", "6600"), c["id"]: ("-4000", "-2640")}
     text = api.fil.ok(api.fil.export(ret["id"]))
     total = list(csv.DictReader(io.StringIO(text)))[-1]
-    assert (total["jurisdiction_code"], total["gross_sales"], total["filing_tax_amount"]) == ("TOTAL", "3960", "248")
+    assert (total["jurisdiction_code"], total["gross_sales"], total["filing_tax_amount"], total["currency"]) == (
+        "TOTAL", "3960", "248", "USD")
 
 
 def test_a_usd_sale_takes_no_rate(api: Api) -> None:

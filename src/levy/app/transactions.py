@@ -140,6 +140,8 @@ async def settle_currency(ctx: CallContext, conn: AsyncConnection | None, rec: T
         rec = replace(rec, marketplace_facilitator=parent.marketplace_facilitator)
     sent_rate = optional(msg, "exchange_rate") if sent else None
     sent_date = optional(msg, "exchange_rate_date") if sent else None
+    if sent_rate is None and sent_date is not None:  # a new date for the rate already stored
+        sent_rate = rec.exchange_rate
     if sent_rate is None and rec.exchange_rate is not None:
         return rec
     day = rec.transaction_date.astimezone(UTC).date()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal
 
+from levy.domain.currency import FILING_CURRENCY
 from levy.domain.money import allocate
 from levy.domain.tax.model import LineResult
 from levy.domain.transactions_tax_only import HELD_OFF_DETAILS
@@ -637,28 +638,30 @@ CSV_COLUMNS: tuple[str, ...] = (
     "carried_credits_applied",
     "filing_tax_amount",
     "credits_carried_forward",
+    "currency",
 )
 
 
-def _csv_row(t: JurisdictionTotals) -> list[str | int]:
+def _csv_row(t: JurisdictionTotals, currency: str) -> list[str | int]:
     e = t.exempt_sales
     return [
         t.jurisdiction_code, t.jurisdiction_name, t.jurisdiction_type, t.gross_sales, t.discounts,
         e.exemption_certificate, e.non_taxable_product, e.unregistered, t.taxable_sales, t.tax_calculated,
         t.tax_provided, t.tax_only_tax, t.sales_filing_tax, t.credits_filing_tax, t.carried_credits_applied,
-        t.filing_tax_amount, t.credits_carried_forward,
+        t.filing_tax_amount, t.credits_carried_forward, currency,
     ]
 
 
-def return_to_csv(ret: Return | StateLiability) -> str:
+def return_to_csv(ret: Return | StateLiability, currency: str = FILING_CURRENCY["US"]) -> str:
     """A header row (:data:`CSV_COLUMNS`), one row per jurisdiction, then the ``TOTAL`` row.
 
-    Amounts are integers in minor units; RFC 4180 quoting and CRLF line ends.
+    Amounts are integers in minor units of ``currency`` (the filing currency, last column of every
+    row: transactions in another currency are converted); RFC 4180 quoting and CRLF line ends.
     """
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(CSV_COLUMNS)
     for t in ret.jurisdictions:
-        w.writerow(_csv_row(t))
-    w.writerow(_csv_row(ret.totals))
+        w.writerow(_csv_row(t, currency))
+    w.writerow(_csv_row(ret.totals, currency))
     return buf.getvalue()
