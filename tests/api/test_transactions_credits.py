@@ -133,7 +133,7 @@ def test_void_and_credit_at_once_never_both_succeed(tx: Txn) -> None:
 
 
 def test_credit_in_another_currency_is_refused(tx: Txn) -> None:
-    sale = finalized_sale(tx, line("a", 10000, "CA"), currency="JPY")
+    sale = finalized_sale(tx, line("a", 10000, "CA"), currency="JPY", exchange_rate="0.0066")
     assert sale["currency"] == "JPY"
     errs = error_of(tx.create_raw(partial_credit(sale["id"], line("a", 10000, "CA"), currency="USD")))
     assert len(errs) == 1 and errs[0]["source"]["pointer"] == "/currency"
@@ -180,10 +180,10 @@ def test_credit_line_naming_no_sale_line_is_bounded_per_state(tx: Txn, admin_htt
     assert len(errs) == 1 and errs[0]["source"]["pointer"] == "/line_items"
     assert errs[0]["meta"] == {"jurisdictions": ["US-ST-TX"]}
     assert "US-ST-TX (gross, taxable, tax)" in errs[0]["detail"]
-    # Only the sale counts: the state total adds its jurisdictions' gross (state and local, 10000 each).
-    assert state_totals(admin_http) == {"US-ST-CA": ("20000", "725")}
+    # Only the sale counts, once in its state's total (issue 37): gross 10000; tax 600 + 125.
+    assert state_totals(admin_http) == {"US-ST-CA": ("10000", "725")}
     # A CA line with an id of its own is taxed as calculated: 1000 x 6% = 60, 1000 x 1.25% = 12.5 -> 13.
     assert tx.create(partial_credit(sale["id"], line("refund-1", 1000, "CA")))["tax_amount"] == "73"
-    assert state_totals(admin_http) == {"US-ST-CA": ("18000", "652")}  # 20000 - 2 x 1000; 725 - 73
+    assert state_totals(admin_http) == {"US-ST-CA": ("9000", "652")}  # 10000 - 1000; 725 - 73
     # Without a parent, such a line is a credit of its own.
     assert tx.create(body(line("z", 1000, "TX"), type="credit", status="finalized"))["tax_amount"] == "63"

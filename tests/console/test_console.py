@@ -588,3 +588,32 @@ def test_the_calculator_shows_the_apis_breakdown(admin: ConsoleClient, member: C
     bad = admin.post("/calculator", {**form, "price_1": "12.5x"})
     assert bad.status_code == 422 and "The calculation was refused" in bad.text
     assert admin.post("/calculator", form, token=False).status_code == 403
+
+
+def test_the_return_page_totals_each_sale_once_and_lists_marketplace_and_converted_sales(
+        admin: ConsoleClient, http: httpx.Client, admin_http: httpx.Client) -> None:
+    # Issue 37. California: 6 % state + 1.25 % statewide local, so a sale has two rows.
+    r = admin_http.post("/organization/registrations", json={"jurisdiction": "US-ST-CA", "effective_from": "2020-01-01"})
+    assert r.status_code == 201, r.text
+
+    def sale(price: int, **extra: str) -> dict:
+        r = http.post("/transactions", json={
+            "type": "sale", "status": "finalized", "transaction_date": "2026-05-15T12:00:00Z", **extra,
+            "line_items": [{"id": "1", "quantity": "1", "unit_price": str(price), "customer": {"address": {"state": "CA"}},
+                            "product": {"tax_attributes": ["GENERAL.TANGIBLE.GOODS"]}}]})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    sale(10000)  # $100.00: 600 + 125
+    eur = sale(10000, currency="EUR", exchange_rate="1.1")  # 110.00 USD: 660 + 137.5 -> 138 (converted per row)
+    mkt = sale(20000, marketplace_facilitator="Etsy")  # off the return: 1200 + 250
+    r = admin.post("/returns", {"jurisdiction": "US-ST-CA", "period_start": "2026-05-01", "period_end": "2026-05-31"})
+    assert r.status_code == 303, r.text
+    page = admin.get(f'/returns/{r.headers["location"].rsplit("/", 1)[1]}').text
+    # The total counts each sale once: 10000 + 11000 = $210.00 (not twice that); tax 600 + 125 + 660 + 138 = $15.23.
+    total = re.search(r'<tr id="return-total">(.*?)</tr>', page, re.S)
+    assert total and "<td>$210.00</td>" in total.group(1) and "<td>$15.23</td>" in total.group(1), page
+    assert f'/transactions/{mkt["id"]}' in page and "Etsy" in page and "$200.00" in page
+    assert f'/transactions/{eur["id"]}' in page and "<td>EUR</td>" in page and "1.1 (2026-05-15)" in page
+    report = admin.get("/returns/liability", params={"from": "2026-05-01", "to": "2026-05-31"}).text
+    assert 'id="marketplace"' in report and f'/transactions/{mkt["id"]}' in report

@@ -20,10 +20,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from levy.domain import filing_rules as rules
 from levy.domain.errors import NotFound, RequiredField, ValidationFailed
 from levy.domain.filing import (
+    ConvertedEntry,
     ExemptSales,
     HeldOff,
     JurisdictionTotals,
     LiabilityReport,
+    MarketplaceEntry,
     Return,
     TaxOnlyEntry,
     liability_report,
@@ -33,7 +35,7 @@ from levy.domain.filing import (
 from levy.domain.filing_transactions import EXPORT_FILES, ReturnEntry, amounts_on_return, entries_to_csv
 from levy.domain.ids import new_id
 from levy.domain.nexus import load_thresholds, measurement_windows, threshold_for
-from levy.domain.nexus_report import NexusStateReport, dated_sales_by_state, nexus_report
+from levy.domain.nexus_report import NexusStateReport, counts_marketplace, dated_sales_by_state, nexus_report
 from levy.domain.periods import check_report_date
 from levy.domain.transaction_records import TransactionRecord, to_filing
 from levy.domain.transactions import check_transition
@@ -63,6 +65,9 @@ def return_to_json(ret: Return) -> dict[str, Any]:
         "held_off": [asdict(h) for h in ret.held_off],
         "transaction_ids": list(ret.transaction_ids),
         "credits_carried_forward": dict(ret.credits_carried_forward),
+        "marketplace": [asdict(m) for m in ret.marketplace],
+        "converted": [{**asdict(c), "exchange_rate_date": c.exchange_rate_date.isoformat()
+                       if c.exchange_rate_date else None} for c in ret.converted],
     }
 
 
@@ -82,6 +87,9 @@ def return_from_json(rec: store.FilingRecord) -> Return:
         held_off=tuple(HeldOff(**h) for h in f["held_off"]),
         transaction_ids=tuple(f["transaction_ids"]),
         credits_carried_forward=dict(f["credits_carried_forward"]),
+        marketplace=tuple(MarketplaceEntry(**m) for m in f.get("marketplace", ())),
+        converted=tuple(ConvertedEntry(**{**c, "exchange_rate_date": date.fromisoformat(c["exchange_rate_date"])
+                                          if c["exchange_rate_date"] else None}) for c in f.get("converted", ())),
     )
 
 
@@ -328,7 +336,7 @@ def nexus_window_start(as_of: date) -> date:
 
 async def nexus(conn: AsyncConnection, organization_id: str, as_of: date) -> tuple[NexusStateReport, ...]:
     records = await store.liable_transactions(conn, organization_id, nexus_window_start(as_of), as_of)
-    sales = dated_sales_by_state(to_filing(r) for r in records)
+    sales = dated_sales_by_state((to_filing(r) for r in records), counts_marketplace(as_of))
     registered = {
         r.jurisdiction for r in await registrations_for(conn, organization_id)
         if r.jurisdiction.startswith("US-ST-") and len(r.jurisdiction) == 8 and r.covers(as_of)

@@ -31,6 +31,7 @@ from levy.domain.errors import (
     RequiredField,
     ValidationFailed,
 )
+from levy.domain.currency import choose_exchange_rate, filing_currency
 from levy.domain.money import allocate, parse_amount
 from levy.domain.tax.model import LineInput
 from levy.domain.tax.sourcing import source
@@ -68,6 +69,7 @@ from levy.domain.transactions_credits import (
     credit_against,
 )
 from levy.domain.transactions_tax_only import attribute_tax_only
+from levy.store import exchange_rates
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
 
@@ -77,7 +79,8 @@ NOT_RECORDED = "not_recorded"
 #: Fields of ``Transaction`` a request may send (the rest are ``OUTPUT_ONLY`` in the proto).
 WRITABLE = input_names(pb.Transaction.DESCRIPTOR)
 #: Fixed at creation.
-CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source", "flat_amount")
+CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source", "flat_amount",
+               "marketplace_facilitator")
 #: Change the calculation: draft only, and together with ``line_items``.
 CALCULATION_FIELDS = ("currency", "discount_amount", "vendor_discount_amount", "transaction_date", "tax_behavior")
 _LINE_OUTPUTS = output_only_names(pb.TransactionLineItem.DESCRIPTOR)
@@ -123,6 +126,45 @@ def not_found(transaction_id: str) -> NotFound:
 
 def _tax_amount(msg: pb.Transaction) -> int | None:
     return parse_amount(msg.tax_amount, "/tax_amount") if msg.HasField("tax_amount") else None
+
+
+def _marketplace(msg: pb.Transaction) -> str | None:
+    """The marketplace facilitator's name (issue 37), trimmed; a blank name is 422."""
+    if not msg.HasField("marketplace_facilitator"):
+        return None
+    name = msg.marketplace_facilitator.strip()
+    if not name:
+        raise ValidationFailed("marketplace_facilitator names the facilitator (for example 'Amazon'); leave it out "
+                               "for the seller's own sales.", pointer="/marketplace_facilitator")
+    return name
+
+
+async def settle_currency(ctx: CallContext, conn: AsyncConnection | None, rec: TransactionRecord,
+                          msg: pb.Transaction, parent: TransactionRecord | None, *,
+                          sent: bool = True) -> TransactionRecord:
+    """``rec`` with the exchange rate it stores (:func:`levy.domain.currency.choose_exchange_rate`)
+    and, for a credit of a marketplace sale, its sale's facilitator. ``sent``: whether the request
+    sent ``exchange_rate`` (an update that does not keeps the stored rate). The imported reference
+    rates are read (in ``conn``, or a read of its own) only when no rate is given."""
+    if parent is not None and parent.marketplace_facilitator:
+        rec = replace(rec, marketplace_facilitator=parent.marketplace_facilitator)
+    sent_rate = optional(msg, "exchange_rate") if sent else None
+    sent_date = optional(msg, "exchange_rate_date") if sent else None
+    if sent_rate is None and sent_date is not None:  # a new date for the rate already stored
+        sent_rate = rec.exchange_rate
+    if sent_rate is None and rec.exchange_rate is not None:
+        return rec
+    day = rec.transaction_date.astimezone(UTC).date()
+    parent_rate = (parent.exchange_rate, parent.exchange_rate_date) if parent is not None else None
+    published = None
+    if (rec.currency != filing_currency() and sent_rate is None and not (parent_rate and parent_rate[0])
+            and rec.status in ("finalized", "filed")):
+        async with ctx.uow() if conn is None else nullcontext(conn) as c:
+            published = await exchange_rates.reference_rate(c, rec.currency, filing_currency(), day)
+    rate, on = choose_exchange_rate(currency=rec.currency, status=rec.status, transaction_day=day,
+                                    sent_rate=sent_rate, sent_date=sent_date, parent_rate=parent_rate,
+                                    published=published)
+    return replace(rec, exchange_rate=rate, exchange_rate_date=on)
 
 
 # -- lines -> engine -> stored lines -----------------------------------------------------------
@@ -333,7 +375,7 @@ class _Head:
 
 
 def _lines_record(ctx: CallContext, computed: Computed, head: _Head,
-                  parent: TransactionRecord | None) -> TransactionRecord:
+                  parent: TransactionRecord | None, marketplace: str | None = None) -> TransactionRecord:
     """The new transaction of calculated lines (not a full credit), checked against ``parent``
     (found and locked by the caller) when it names one."""
     plan = computed.plan
@@ -362,6 +404,7 @@ def _lines_record(ctx: CallContext, computed: Computed, head: _Head,
         discount_amount=inp.discount_amount, vendor_discount_amount=inp.vendor_discount_amount,
         lines=computed.lines, tax_only=plan.tax_only, held_off_reason=held_off, allocations=allocations,
         registrations=computed.registered_codes(), created_at=head.now, updated_at=head.now,
+        marketplace_facilitator=marketplace,
     )
 
 
@@ -370,7 +413,7 @@ COPIED = ("full_credit", "flat_credit")
 
 
 def _copied_credit(head: _Head, parent: TransactionRecord, lines: tuple[StoredLine, ...], *,
-                   discounts: bool) -> TransactionRecord:
+                   discounts: bool, marketplace: str | None = None) -> TransactionRecord:
     """A credit of lines taken from ``parent`` (a full credit: the parent's lines and discounts; a
     credit by amount: its shares of them, with no discount), in the parent's currency; its
     calculated tax the sum of its lines."""
@@ -383,6 +426,7 @@ def _copied_credit(head: _Head, parent: TransactionRecord, lines: tuple[StoredLi
         parent_found=True, discount_amount=parent.discount_amount if discounts else 0,
         vendor_discount_amount=parent.vendor_discount_amount if discounts else 0,
         lines=lines, registrations=parent.registrations, created_at=head.now, updated_at=head.now,
+        marketplace_facilitator=marketplace,
     )
 
 
@@ -399,6 +443,7 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
     tax_amount = c.attempt(_tax_amount, msg)
     flat_sent = msg.HasField("flat_amount")
     flat_amount = c.attempt(parse_amount, msg.flat_amount, "/flat_amount") if flat_sent else None
+    marketplace = c.attempt(_marketplace, msg)
     parent_id = optional(msg, "parent_transaction_id") or None
     parent_ref = optional(msg, "parent_reference_id") or None
     reference_id = optional(msg, "reference_id") or None
@@ -427,7 +472,8 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
                                        has_parent=False, errors=c.errors)
         if ctx.request_tx is None:
             # Nothing to read or lock first: stored in a write transaction of its own, in one trip.
-            rec = _lines_record(ctx, computed, head, None)
+            rec = _lines_record(ctx, computed, head, None, marketplace)
+            rec = await settle_currency(ctx, None, rec, msg, None)
             existing = await store.insert_transaction_committed(ctx.services.engine, rec)
             if existing is not None:
                 raise _duplicate(rec.reference_id or "", existing)
@@ -445,16 +491,18 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
             marked = await store.marked_products(conn, org, [ln.product_id for ln in parent.lines if ln.product_id])
             copied = full_credit_lines(parent.lines, lambda ln: ln.product_id in marked)
             check_full_credit_not_empty(copied, tax_amount)
-            rec = _copied_credit(head, parent, tuple(copied), discounts=True)
+            rec = _copied_credit(head, parent, tuple(copied), discounts=True, marketplace=marketplace)
         elif kind == "flat_credit":
             assert parent is not None and flat_amount is not None
             earlier = await store.credits_of(conn, org, parent.id)
-            rec = _copied_credit(head, parent, flat_lines(flat_credit(parent, earlier, flat_amount)), discounts=False)
+            rec = _copied_credit(head, parent, flat_lines(flat_credit(parent, earlier, flat_amount)), discounts=False,
+                                 marketplace=marketplace)
         else:
             if computed is None:
                 computed = await compute_lines(ctx, conn, msg, transaction_type=transaction_type, source=source,
                                                has_parent=has_parent, errors=c.errors)
-            rec = _lines_record(ctx, computed, head, parent)
+            rec = _lines_record(ctx, computed, head, parent, marketplace)
+        rec = await settle_currency(ctx, conn, rec, msg, parent)
         if parent is not None:
             try:
                 rec = await against_parent(conn, parent, rec, lines_changed=kind != "flat_credit", earlier=earlier)
@@ -539,6 +587,23 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
             rec = replace(rec, tax=tax, allocations=_reallocate(cur, tax.tax_amount) if cur.tax_only else ())
         if "reference_id" in present:
             rec = replace(rec, reference_id=optional(msg, "reference_id") or None)
+        rate_sent = "exchange_rate" in present or "exchange_rate_date" in present
+        if rate_sent and cur.status not in ("draft", "finalized"):
+            raise FailedPrecondition(
+                f"the exchange rate of a '{cur.status}' transaction cannot change: '{cur.status}' transactions "
+                "are final", pointer="/exchange_rate", meta={"current_status": cur.status})
+        if rec.currency != cur.currency:
+            rec = replace(rec, exchange_rate=None, exchange_rate_date=None)
+        if rate_sent or rec.status != cur.status or rec.exchange_rate is None:
+            parent = None
+            if rec.type == "credit" and rec.parent_found:
+                parent = await store.get_transaction(conn, org, rec.parent_transaction_id or "")
+            rec = await settle_currency(ctx, conn, rec, msg, parent, sent=rate_sent)
+            if rec.type == "sale" and cur.exchange_rate is not None and rec.exchange_rate != cur.exchange_rate \
+                    and await store.credits_of(conn, org, rec.id):
+                raise FailedPrecondition(
+                    f"the sale has credits at its exchange rate {cur.exchange_rate}: its rate cannot change",
+                    pointer="/exchange_rate", meta={"exchange_rate": cur.exchange_rate})
         amounts_changed = lines_sent or tax_sent
         if rec.type == "credit" and rec.parent_found and amounts_changed and rec.status != "void":
             parent = await store.get_transaction(conn, org, rec.parent_transaction_id or "", for_update=True)

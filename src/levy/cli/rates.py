@@ -17,7 +17,8 @@ def register(sub: Any) -> None:
     rsub = rates.add_subparsers(dest="rates_command", required=True, metavar="COMMAND")
     p = rsub.add_parser(
         "import",
-        help="Import rate files (per-ZIP tables, SST files, California's CDTFA table, Levy's generic CSV).",
+        help="Import rate files (per-ZIP tables, SST files, California's CDTFA table, Levy's generic CSV) and the "
+        "ECB's daily euro exchange reference rates.",
         description="Import rate files into the database: all files of one command in one transaction "
         "(a bad file changes nothing), each file once (same SHA-256 again: 'already imported'). "
         "Per-ZIP tables (State,ZipCode,TaxRegionName,... header) are effective from the month in their name "
@@ -27,7 +28,10 @@ def register(sub: Any) -> None:
         "its own dates, as records stating the county rate only (the ZIPs keep the city and district rates of "
         "other imports; the city and district rows, which cannot be placed, are listed as warnings). California's CDTFA table (Location,Rate,... header) is effective from the date in its "
         "name (SalesTaxRates1-1-26.csv -> 2026-01-01). Levy's generic CSV (state,zip5,...,components header) is "
-        "dated row by row. Every file's report is printed: rows read, ZIPs covered, ZIPs with several candidates, "
+        "dated row by row. The European Central Bank's euro foreign exchange reference rates (eurofxref.csv or "
+        "eurofxref-hist.csv: a Date column, then currency codes; units per euro) fill the daily exchange rates that "
+        "finalized transactions in another currency than USD take when they send no exchange_rate; a day already "
+        "imported is replaced. Every file's report is printed: rows read, ZIPs covered, ZIPs with several candidates, "
         "anomalies that need attention (per-ZIP rows with no state rate or whose parts do not add up: not applied; "
         "rates above the state's documented maxima or special districts above the state rate in an official "
         "source), expected notes (the same rate checks on an estimated table, which folds tribal lands and "
@@ -74,6 +78,11 @@ def register(sub: Any) -> None:
 async def _rates_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from levy.app.exchange_rates import (
+        import_reference_files,
+        is_reference_rate_file,
+        parse_reference_files,
+    )
     from levy.app.rate_import import ProgressBar, build, expand, import_files
     from levy.domain.errors import LevyError, ValidationFailed
 
@@ -81,7 +90,9 @@ async def _rates_import(args: argparse.Namespace) -> int:
         files = expand(args.paths)
         if not files:
             raise ValidationFailed(f"{', '.join(args.paths)}: no rate file in it")
-        parsed = build(
+        reference = parse_reference_files([f for f in files if is_reference_rate_file(f)])
+        files = [f for f in files if f not in {p for p, _ in reference}]
+        parsed = [] if not files else build(
             files,
             boundaries=Path(args.boundaries) if args.boundaries else None,
             effective_from=args.effective_from,
@@ -98,6 +109,10 @@ async def _rates_import(args: argparse.Namespace) -> int:
         return bar.advance if not args.no_progress else (lambda n: None)
 
     async def run(conn: Any) -> int:
+        for line in await import_reference_files(conn, reference):
+            print(line)
+        if not files:
+            return 0
         report = await import_files(conn, parsed, progress, strict=args.strict)
         if bars and not args.no_progress:
             bars[0].finish()

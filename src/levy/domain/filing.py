@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal
 
+from levy.domain.currency import FILING_CURRENCY
 from levy.domain.money import allocate
 from levy.domain.tax.model import LineResult
 from levy.domain.transactions_tax_only import HELD_OFF_DETAILS
@@ -43,9 +44,13 @@ LIABLE_STATUSES = frozenset({"finalized", "filed"})
 
 #: Extra held-off reason of this module: a provided tax that no jurisdiction row can carry.
 PROVIDED_TAX_UNPLACED = "provided_tax_unplaced"
+#: Issue 37: a transaction in another currency stored without an exchange rate (before rates existed).
+NO_EXCHANGE_RATE = "no_exchange_rate"
 HELD_OFF_REASON_DETAILS: dict[str, str] = {
     **HELD_OFF_DETAILS,
     PROVIDED_TAX_UNPLACED: "the provided tax cannot be placed: the transaction has no US state jurisdiction row",
+    NO_EXCHANGE_RATE: "the transaction is in another currency and has no exchange rate to the filing currency: "
+                      "send its exchange_rate",
 }
 
 _CODE = re.compile(r"US-(?P<level>ST|CO|CI|SP)-(?P<state>[A-Z]{2})(?P<rest>-.+)?\Z")
@@ -138,6 +143,15 @@ class FilingTransaction:
     held_off_reason: str | None = None
     filed_states: frozenset[str] = frozenset()
     states: frozenset[str] = frozenset()
+    #: Issue 37: the marketplace facilitator's name (the sale is the facilitator's to remit: off the
+    #: seller's returns, listed apart); the transaction's own currency when it is not the filing
+    #: currency, with the rate its amounts were converted at (every amount above is converted) and
+    #: its goods lines' gross in its own currency.
+    marketplace_facilitator: str | None = None
+    currency: str | None = None
+    exchange_rate: str | None = None
+    exchange_rate_date: date | None = None
+    original_gross: int = 0
 
     def __post_init__(self) -> None:
         if self.type not in ("sale", "credit"):
@@ -288,6 +302,32 @@ class HeldOff:
 
 
 @dataclass(frozen=True, slots=True)
+class MarketplaceEntry:
+    """A marketplace sale (or its credit) left off the return: the facilitator remits its tax.
+
+    ``gross_sales`` and ``tax_amount`` are its goods lines' gross and its tax in the state (negative
+    for a credit), in the filing currency."""
+
+    transaction_id: str
+    marketplace_facilitator: str
+    gross_sales: int
+    tax_amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertedEntry:
+    """A transaction on the return in another currency: its gross in the state in its own currency
+    (``original_gross_sales``, minor units of ``currency``) and converted (``gross_sales``)."""
+
+    transaction_id: str
+    currency: str
+    exchange_rate: str
+    exchange_rate_date: date | None
+    original_gross_sales: int
+    gross_sales: int
+
+
+@dataclass(frozen=True, slots=True)
 class Return:
     """A state's return for ``[period_start, period_end]`` (inclusive dates)."""
 
@@ -300,6 +340,8 @@ class Return:
     held_off: tuple[HeldOff, ...]
     transaction_ids: tuple[str, ...]  # what filing this return moves to ``filed``
     credits_carried_forward: dict[str, int]  # per jurisdiction code, only non-zero entries
+    marketplace: tuple[MarketplaceEntry, ...] = ()  # issue 37: marketplace sales, listed apart
+    converted: tuple[ConvertedEntry, ...] = ()  # issue 37: transactions in another currency
 
     @property
     def filing_tax_amount(self) -> int:
@@ -314,6 +356,8 @@ class StateLiability:
     tax_only_allocations: tuple[TaxOnlyEntry, ...]
     held_off: tuple[HeldOff, ...]
     transaction_ids: tuple[str, ...]
+    marketplace: tuple[MarketplaceEntry, ...] = ()
+    converted: tuple[ConvertedEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +402,11 @@ class _Aggregate:
     tax_only: list[TaxOnlyEntry] = field(default_factory=list)
     held_off: list[HeldOff] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
+    marketplace: list[MarketplaceEntry] = field(default_factory=list)
+    converted: list[ConvertedEntry] = field(default_factory=list)
+    #: The state's sales figures, each goods line counted once (its state-level row): the TOTAL row's
+    #: gross, discounts, exempt and taxable sales. Tax is never taken from here.
+    sales: _Acc = field(default_factory=lambda: _Acc("TOTAL"))
 
     def acc(self, code: str) -> _Acc:
         if code not in self.accs:
@@ -369,8 +418,61 @@ def _held(txn: FilingTransaction, reason: str) -> HeldOff:
     return HeldOff(txn.id, reason, HELD_OFF_REASON_DETAILS.get(reason, reason))
 
 
+def state_level_row(state: str, rows: Sequence[FilingRow]) -> FilingRow:
+    """The row whose figures stand for a goods line in ``state``'s totals (a line counts once there).
+
+    The state's own row (``US-ST-XX``) when the line has one, else the first of its rows in return
+    order (statewide local portion, county, city, special). ``rows`` are the line's rows in ``state``.
+    """
+    return min(rows, key=lambda r: (r.jurisdiction_code != state_jurisdiction(state), _sort_key(r.jurisdiction_code)))
+
+
+def _add_sales(a: _Acc, sign: int, ln: FilingLine, r: FilingRow) -> None:
+    """Add one goods line's gross, discounts, exempt and taxable sales as row ``r`` classifies them."""
+    a.gross += sign * ln.amount
+    a.discounts += sign * (ln.amount - ln.net_amount)
+    bucket = _BUCKET_OF_REASON.get(r.exempt_reason) if r.exempt_reason else None
+    if bucket is not None:
+        a.exempt[bucket] += sign * ln.net_amount
+    else:
+        a.taxable += sign * r.taxable_base
+        # A partial base (percentage, tax on the excess over a threshold) leaves the rest exempt.
+        a.exempt["non_taxable_product"] += sign * (ln.net_amount - r.taxable_base)
+
+
+def _in_state(txn: FilingTransaction, state: str) -> list[FilingLine]:
+    return [ln for ln in txn.lines if any(state_of(r.jurisdiction_code) == state for r in ln.rows)]
+
+
+def _add_marketplace(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
+    """List a marketplace sale reaching ``state`` apart: its tax is the facilitator's to remit."""
+    lines = _in_state(txn, state)
+    allocated = [a for c, a in txn.tax_only_allocations if state_of(c) == state]
+    if not lines and not allocated:
+        return
+    tax = sum(r.tax_amount for ln in lines for r in ln.rows if state_of(r.jurisdiction_code) == state)
+    assert txn.marketplace_facilitator is not None
+    agg.marketplace.append(MarketplaceEntry(txn.id, txn.marketplace_facilitator,
+                                            txn.sign * sum(ln.amount for ln in lines),
+                                            txn.sign * (tax + sum(allocated))))
+
+
+def _add_converted(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
+    """List a transaction in another currency on ``state``'s return with its gross in both currencies."""
+    assert txn.currency is not None and txn.exchange_rate is not None
+    share = sum(ln.amount for ln in _in_state(txn, state))
+    total = sum(ln.amount for ln in txn.lines)
+    # The state's part of the gross in the transaction's own currency (the whole when it is one state's).
+    original = txn.original_gross if share == total else allocate(txn.original_gross, [share, total - share])[0]
+    agg.converted.append(ConvertedEntry(txn.id, txn.currency, txn.exchange_rate, txn.exchange_rate_date,
+                                        txn.sign * original, txn.sign * share))
+
+
 def _add(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
     """Add ``txn``'s contribution to ``state`` (it is liable and dated in range)."""
+    if txn.marketplace_facilitator is not None:
+        _add_marketplace(agg, state, txn)
+        return
     if txn.held_off_reason is not None:
         if not txn.touched_states() or state in txn.touched_states():
             agg.held_off.append(_held(txn, txn.held_off_reason))
@@ -384,23 +486,17 @@ def _add(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
     provided = txn.filing_tax_amount_source == "provided"
     touched = False
     for ln in txn.lines:
-        for r in ln.rows:
-            if state_of(r.jurisdiction_code) != state:
-                continue
-            touched = True
+        rows = [r for r in ln.rows if state_of(r.jurisdiction_code) == state]
+        if not rows:
+            continue
+        touched = True
+        for r in rows:
             a = agg.acc(r.jurisdiction_code)
             a.name = a.name or r.jurisdiction_name
             a.type = a.type or r.jurisdiction_type
-            a.gross += sign * ln.amount
-            a.discounts += sign * (ln.amount - ln.net_amount)
-            bucket = _BUCKET_OF_REASON.get(r.exempt_reason) if r.exempt_reason else None
-            if bucket is not None:
-                a.exempt[bucket] += sign * ln.net_amount
-            else:
-                a.taxable += sign * r.taxable_base
-                # A partial base (percentage, tax on the excess over a threshold) leaves the rest exempt.
-                a.exempt["non_taxable_product"] += sign * (ln.net_amount - r.taxable_base)
+            _add_sales(a, sign, ln, r)
             a.calculated += sign * r.tax_amount
+        _add_sales(agg.sales, sign, ln, state_level_row(state, rows))
     for code, amount in distribution.items():
         if state_of(code) != state:
             continue
@@ -417,19 +513,22 @@ def _add(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
             a.credits_tax += amount
     if touched:
         agg.ids.append(txn.id)
+        if txn.currency is not None and txn.exchange_rate is not None:
+            _add_converted(agg, state, txn)
 
 
 def _ordered(accs: Iterable[JurisdictionTotals]) -> tuple[JurisdictionTotals, ...]:
     return tuple(sorted(accs, key=lambda t: _sort_key(t.jurisdiction_code)))
 
 
-def _sum_totals(state: str, rows: Sequence[JurisdictionTotals]) -> JurisdictionTotals:
+def _sum_totals(state: str, rows: Sequence[JurisdictionTotals], sales: _Acc) -> JurisdictionTotals:
+    """The state's total row: sales figures counting each goods line once (``sales``), tax summed over ``rows``."""
+
     def s(attr: str) -> int:
         return sum(getattr(r, attr) for r in rows)
 
-    exempt = ExemptSales(**{b: sum(getattr(r.exempt_sales, b) for r in rows) for b in EXEMPT_BUCKETS})
     return JurisdictionTotals(
-        "TOTAL", f"Total {state}", "", s("gross_sales"), s("discounts"), exempt, s("taxable_sales"),
+        "TOTAL", f"Total {state}", "", sales.gross, sales.discounts, ExemptSales(**sales.exempt), sales.taxable,
         s("tax_calculated"), s("tax_provided"), s("tax_only_tax"), s("sales_filing_tax"), s("credits_filing_tax"),
         s("carried_credits_applied"), s("filing_tax_amount"), s("credits_carried_forward"),
     )
@@ -486,11 +585,13 @@ def prepare_return(
         period_start=period_start,
         period_end=period_end,
         jurisdictions=ordered,
-        totals=_sum_totals(state_code, ordered),
+        totals=_sum_totals(state_code, ordered, agg.sales),
         tax_only_allocations=tuple(agg.tax_only),
         held_off=tuple(agg.held_off),
         transaction_ids=tuple(agg.ids),
         credits_carried_forward={c: forward[c] for c in (t.jurisdiction_code for t in ordered) if c in forward},
+        marketplace=tuple(agg.marketplace),
+        converted=tuple(agg.converted),
     )
 
 
@@ -511,8 +612,8 @@ def liability_report(
         ordered = _ordered(a.totals() for a in agg.accs.values())
         code = state_jurisdiction(state)
         out.append(
-            StateLiability(code, ordered, _sum_totals(code, ordered), tuple(agg.tax_only), tuple(agg.held_off),
-                           tuple(agg.ids))
+            StateLiability(code, ordered, _sum_totals(code, ordered, agg.sales), tuple(agg.tax_only), tuple(agg.held_off),
+                           tuple(agg.ids), tuple(agg.marketplace), tuple(agg.converted))
         )
     return LiabilityReport(date_from, date_to, tuple(out))
 
@@ -537,28 +638,30 @@ CSV_COLUMNS: tuple[str, ...] = (
     "carried_credits_applied",
     "filing_tax_amount",
     "credits_carried_forward",
+    "currency",
 )
 
 
-def _csv_row(t: JurisdictionTotals) -> list[str | int]:
+def _csv_row(t: JurisdictionTotals, currency: str) -> list[str | int]:
     e = t.exempt_sales
     return [
         t.jurisdiction_code, t.jurisdiction_name, t.jurisdiction_type, t.gross_sales, t.discounts,
         e.exemption_certificate, e.non_taxable_product, e.unregistered, t.taxable_sales, t.tax_calculated,
         t.tax_provided, t.tax_only_tax, t.sales_filing_tax, t.credits_filing_tax, t.carried_credits_applied,
-        t.filing_tax_amount, t.credits_carried_forward,
+        t.filing_tax_amount, t.credits_carried_forward, currency,
     ]
 
 
-def return_to_csv(ret: Return | StateLiability) -> str:
+def return_to_csv(ret: Return | StateLiability, currency: str = FILING_CURRENCY["US"]) -> str:
     """A header row (:data:`CSV_COLUMNS`), one row per jurisdiction, then the ``TOTAL`` row.
 
-    Amounts are integers in minor units; RFC 4180 quoting and CRLF line ends.
+    Amounts are integers in minor units of ``currency`` (the filing currency, last column of every
+    row: transactions in another currency are converted); RFC 4180 quoting and CRLF line ends.
     """
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(CSV_COLUMNS)
     for t in ret.jurisdictions:
-        w.writerow(_csv_row(t))
-    w.writerow(_csv_row(ret.totals))
+        w.writerow(_csv_row(t, currency))
+    w.writerow(_csv_row(ret.totals, currency))
     return buf.getvalue()

@@ -71,6 +71,10 @@ class NexusThreshold:
     source: str
     name: str = ""
     notes: str = ""
+    #: Issue 37: whether sales made through a marketplace facilitator count toward the threshold
+    #: (True / False as the cited source says; None: not confirmed, counted, see docs/filing.md).
+    counts_marketplace_sales: bool | None = None
+    marketplace_source: str = ""
 
     @property
     def has_threshold(self) -> bool:
@@ -263,6 +267,8 @@ def load_thresholds() -> dict[str, tuple[NexusThreshold, ...]]:
                 source=e["source"],
                 name=e.get("name", ""),
                 notes=e.get("notes", ""),
+                counts_marketplace_sales=e.get("counts_marketplace_sales"),
+                marketplace_source=e.get("marketplace_source", ""),
             )
         )
     return {k: tuple(sorted(v, key=lambda t: t.effective_from)) for k, v in by_state.items()}

@@ -29,15 +29,35 @@ from levy.domain.nexus import (
 )
 
 
-def dated_sales_by_state(transactions: Iterable[FilingTransaction]) -> dict[str, list[DatedSale]]:
-    """Per two-letter state, the dated sales of finalized and filed transactions (see the module doc)."""
+def counts_marketplace(as_of: date) -> Callable[[str], bool]:
+    """Whether a state's rule in force on ``as_of`` counts marketplace sales toward its threshold
+    (``counts_marketplace_sales`` of the nexus data; not confirmed (None): counted, so that a
+    threshold is never missed for want of a source)."""
+
+    def counts(state: str) -> bool:
+        t = threshold_for(state, as_of)
+        return t is None or t.counts_marketplace_sales is not False
+
+    return counts
+
+
+def dated_sales_by_state(
+    transactions: Iterable[FilingTransaction], marketplace_counts: Callable[[str], bool] = lambda state: True,
+) -> dict[str, list[DatedSale]]:
+    """Per two-letter state, the dated sales of finalized and filed transactions (see the module doc).
+
+    A marketplace sale counts only in the states where ``marketplace_counts(state)``
+    (:func:`counts_marketplace`). A transaction in another currency without an exchange rate
+    (amounts not in the filing currency) never counts."""
     out: dict[str, list[DatedSale]] = {}
     for txn in transactions:
-        if txn.status not in LIABLE_STATUSES:
+        if txn.status not in LIABLE_STATUSES or (txn.currency is not None and txn.exchange_rate is None):
             continue
         per_state: dict[str, int] = {}
         for ln in txn.lines:
             states = {state_of(r.jurisdiction_code) for r in ln.rows} - {None}
+            if txn.marketplace_facilitator is not None:
+                states = {s for s in states if marketplace_counts(s)}
             for s in states:
                 per_state[s] = per_state.get(s, 0) + ln.net_amount
         for s, amount in per_state.items():

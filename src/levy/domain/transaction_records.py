@@ -8,11 +8,20 @@ gives the :class:`levy.domain.filing.FilingTransaction` the filing issue uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
-from levy.domain.filing import FilingTransaction, filing_lines_from_results
+from levy.domain.currency import convert, filing_currency
+from levy.domain.filing import (
+    NO_EXCHANGE_RATE,
+    FilingLine,
+    FilingTransaction,
+    filing_lines_from_results,
+)
+from levy.domain.money import allocate
 from levy.domain.tax.model import LineResult
 from levy.domain.transactions import TaxState
 
@@ -61,6 +70,12 @@ class TransactionRecord:
     registrations: tuple[str, ...] = ()
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    #: Units of the filing currency per unit of ``currency`` (decimal string) and the day it applies
+    #: to; None when the transaction is in the filing currency (docs/transactions.md, "Currency").
+    exchange_rate: str | None = None
+    exchange_rate_date: date | None = None
+    #: The marketplace facilitator's name: its tax is the facilitator's to remit (issue 37).
+    marketplace_facilitator: str | None = None
 
     @property
     def gross_amount(self) -> int:
@@ -77,8 +92,55 @@ class TransactionRecord:
         return bool(self.parent_transaction_id or self.parent_reference_id)
 
 
+def _converted_lines(lines: tuple[FilingLine, ...], c: Callable[[int], int]) -> tuple[FilingLine, ...]:
+    return tuple(
+        replace(ln, amount=c(ln.amount), net_amount=c(ln.net_amount),
+                rows=tuple(replace(r, taxable_base=c(r.taxable_base), tax_amount=c(r.tax_amount)) for r in ln.rows))
+        for ln in lines
+    )
+
+
+def in_filing_currency(txn: FilingTransaction, rec: TransactionRecord) -> FilingTransaction:
+    """``txn`` (in ``rec.currency``) with every amount in the filing currency at ``rec``'s stored rate
+    (docs/transactions.md, "Currency"): each line's gross and net and each row's base and tax
+    converted half up; a calculated filing tax is the sum of its converted rows, a provided one is
+    converted and a tax-only transaction's total spread over its allocations (largest remainder).
+    Without a stored rate (a transaction stored before rates existed) it is held off returns."""
+    filing = filing_currency()
+    if rec.currency == filing:
+        return txn
+    original_gross = sum(ln.amount for ln in txn.lines)
+    if rec.exchange_rate is None:
+        return replace(txn, held_off_reason=NO_EXCHANGE_RATE, currency=rec.currency, original_gross=original_gross)
+    rate = Decimal(rec.exchange_rate)
+
+    def c(amount: int) -> int:
+        return convert(amount, rec.currency, filing, rate)
+
+    lines = _converted_lines(txn.lines, c)
+    if txn.tax_only_allocations:
+        total = c(txn.filing_tax_amount)
+        parts = allocate(total, [a for _, a in txn.tax_only_allocations])
+        allocations = tuple((code, p) for (code, _), p in zip(txn.tax_only_allocations, parts, strict=True))
+    else:
+        allocations = ()
+        total = (c(txn.filing_tax_amount) if txn.filing_tax_amount_source == "provided"
+                 else sum(r.tax_amount for ln in lines for r in ln.rows))
+    return replace(
+        txn, lines=lines, filing_tax_amount=total, tax_only_allocations=allocations,
+        tax_provided=None if txn.tax_provided is None else c(txn.tax_provided),
+        currency=rec.currency, exchange_rate=rec.exchange_rate, exchange_rate_date=rec.exchange_rate_date,
+        original_gross=original_gross,
+    )
+
+
 def to_filing(rec: TransactionRecord, filed_states: frozenset[str] = frozenset()) -> FilingTransaction:
-    """The filing view of a stored transaction (docs/filing.md, "Wiring"); nothing is recalculated."""
+    """The filing view of a stored transaction (docs/filing.md, "Wiring"), in the filing currency;
+    nothing is recalculated."""
+    return in_filing_currency(_to_filing(rec, filed_states), rec)
+
+
+def _to_filing(rec: TransactionRecord, filed_states: frozenset[str]) -> FilingTransaction:
     return FilingTransaction(
         id=rec.id,
         type=rec.type,  # type: ignore[arg-type]
@@ -91,4 +153,5 @@ def to_filing(rec: TransactionRecord, filed_states: frozenset[str] = frozenset()
         tax_only_allocations=rec.allocations,
         held_off_reason=rec.held_off_reason,
         filed_states=filed_states,
+        marketplace_facilitator=rec.marketplace_facilitator,
     )

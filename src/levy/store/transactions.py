@@ -77,6 +77,9 @@ def _txn_row(rec: TransactionRecord) -> dict[str, Any]:
         "tax_only": rec.tax_only,
         "held_off_reason": rec.held_off_reason,
         "registrations": json.dumps(list(rec.registrations)),
+        "exchange_rate": rec.exchange_rate,
+        "exchange_rate_date": rec.exchange_rate_date,
+        "marketplace_facilitator": rec.marketplace_facilitator,
         "created_at": rec.created_at,
         "updated_at": rec.updated_at,
     }
@@ -193,7 +196,8 @@ async def _load(conn: AsyncConnection, organization_id: str, rows: Sequence[Any]
             discount_amount=r.discount_amount, vendor_discount_amount=r.vendor_discount_amount,
             lines=tuple(lines.get(r.id, ())), tax_only=r.tax_only, held_off_reason=r.held_off_reason,
             allocations=tuple(allocs.get(r.id, ())), registrations=tuple(json.loads(r.registrations)),
-            created_at=r.created_at, updated_at=r.updated_at,
+            created_at=r.created_at, updated_at=r.updated_at, exchange_rate=r.exchange_rate,
+            exchange_rate_date=r.exchange_rate_date, marketplace_facilitator=r.marketplace_facilitator,
         )
         for r in rows
     ]

@@ -186,6 +186,9 @@ class Transaction(_message.Message):
     PROVIDED_TAX_AMOUNT_FIELD_NUMBER: _builtins.int
     FLAT_AMOUNT_FIELD_NUMBER: _builtins.int
     TAX_BEHAVIOR_FIELD_NUMBER: _builtins.int
+    EXCHANGE_RATE_FIELD_NUMBER: _builtins.int
+    EXCHANGE_RATE_DATE_FIELD_NUMBER: _builtins.int
+    MARKETPLACE_FACILITATOR_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Identifier, prefix `txn_`."""
     type: _builtins.str
@@ -241,6 +244,23 @@ class Transaction(_message.Message):
     Not stored as such: each line stores the behaviour it was taxed with
     (`line_items[].tax_behavior`), so this reads back as null.
     """
+    exchange_rate: _builtins.str
+    """Levy extension (issue 37): units of the organization's filing currency
+    (USD for the US) per unit of `currency`, a decimal string such as `1.1`.
+    Required on a finalized transaction in another currency unless the
+    imported daily reference rates have one for its date; a credit uses its
+    sale's rate. Null in the filing currency.
+    """
+    exchange_rate_date: _builtins.str
+    """Levy extension: the day `exchange_rate` applies to (`YYYY-MM-DD`;
+    default the transaction date's UTC day).
+    """
+    marketplace_facilitator: _builtins.str
+    """Levy extension: the marketplace facilitator's name when the sale was made
+    through one: its tax is the facilitator's to remit, so the sale is left
+    off the seller's returns and liability (it still counts toward economic
+    nexus where the state's rule counts marketplace sales). Set on create only.
+    """
     @_builtins.property
     def transaction_date(self) -> _timestamp_pb2.Timestamp:
         """Date of the transaction."""
@@ -290,10 +310,13 @@ class Transaction(_message.Message):
         provided_tax_amount: _builtins.str | None = ...,
         flat_amount: _builtins.str | None = ...,
         tax_behavior: _builtins.str | None = ...,
+        exchange_rate: _builtins.str | None = ...,
+        exchange_rate_date: _builtins.str | None = ...,
+        marketplace_facilitator: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_flat_amount", b"_flat_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_tax_behavior", b"_tax_behavior", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "flat_amount", b"flat_amount", "held_off_returns_reason", b"held_off_returns_reason", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "tax_behavior", b"tax_behavior", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_exchange_rate", b"_exchange_rate", "_exchange_rate_date", b"_exchange_rate_date", "_flat_amount", b"_flat_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_marketplace_facilitator", b"_marketplace_facilitator", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_tax_behavior", b"_tax_behavior", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "exchange_rate", b"exchange_rate", "exchange_rate_date", b"exchange_rate_date", "flat_amount", b"flat_amount", "held_off_returns_reason", b"held_off_returns_reason", "marketplace_facilitator", b"marketplace_facilitator", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "tax_behavior", b"tax_behavior", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_flat_amount", b"_flat_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_tax_behavior", b"_tax_behavior", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "calculated_tax_amount", b"calculated_tax_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "filing_tax_amount", b"filing_tax_amount", "filing_tax_amount_source", b"filing_tax_amount_source", "flat_amount", b"flat_amount", "held_off_returns_reason", b"held_off_returns_reason", "id", b"id", "line_items", b"line_items", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "tax_behavior", b"tax_behavior", "tax_only_attributions", b"tax_only_attributions", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount", "_currency", b"_currency", "_discount_amount", b"_discount_amount", "_exchange_rate", b"_exchange_rate", "_exchange_rate_date", b"_exchange_rate_date", "_flat_amount", b"_flat_amount", "_held_off_returns_reason", b"_held_off_returns_reason", "_marketplace_facilitator", b"_marketplace_facilitator", "_parent_reference_id", b"_parent_reference_id", "_parent_transaction_id", b"_parent_transaction_id", "_provided_tax_amount", b"_provided_tax_amount", "_reference_id", b"_reference_id", "_source", b"_source", "_status", b"_status", "_tax_amount", b"_tax_amount", "_tax_behavior", b"_tax_behavior", "_type", b"_type", "_vendor_discount_amount", b"_vendor_discount_amount", "calculated_tax_amount", b"calculated_tax_amount", "collected_tax_amount", b"collected_tax_amount", "created_at", b"created_at", "currency", b"currency", "discount_amount", b"discount_amount", "exchange_rate", b"exchange_rate", "exchange_rate_date", b"exchange_rate_date", "filing_tax_amount", b"filing_tax_amount", "filing_tax_amount_source", b"filing_tax_amount_source", "flat_amount", b"flat_amount", "held_off_returns_reason", b"held_off_returns_reason", "id", b"id", "line_items", b"line_items", "marketplace_facilitator", b"marketplace_facilitator", "parent_reference_id", b"parent_reference_id", "parent_transaction_id", b"parent_transaction_id", "provided_tax_amount", b"provided_tax_amount", "reference_id", b"reference_id", "source", b"source", "status", b"status", "tax_amount", b"tax_amount", "tax_behavior", b"tax_behavior", "tax_only_attributions", b"tax_only_attributions", "transaction_date", b"transaction_date", "type", b"type", "updated_at", b"updated_at", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__collected_tax_amount: _TypeAlias = _typing.Literal["collected_tax_amount"]  # noqa: Y015
     _WhichOneofArgType__collected_tax_amount: _TypeAlias = _typing.Literal["_collected_tax_amount", b"_collected_tax_amount"]  # noqa: Y015
@@ -301,10 +324,16 @@ class Transaction(_message.Message):
     _WhichOneofArgType__currency: _TypeAlias = _typing.Literal["_currency", b"_currency"]  # noqa: Y015
     _WhichOneofReturnType__discount_amount: _TypeAlias = _typing.Literal["discount_amount"]  # noqa: Y015
     _WhichOneofArgType__discount_amount: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount"]  # noqa: Y015
+    _WhichOneofReturnType__exchange_rate: _TypeAlias = _typing.Literal["exchange_rate"]  # noqa: Y015
+    _WhichOneofArgType__exchange_rate: _TypeAlias = _typing.Literal["_exchange_rate", b"_exchange_rate"]  # noqa: Y015
+    _WhichOneofReturnType__exchange_rate_date: _TypeAlias = _typing.Literal["exchange_rate_date"]  # noqa: Y015
+    _WhichOneofArgType__exchange_rate_date: _TypeAlias = _typing.Literal["_exchange_rate_date", b"_exchange_rate_date"]  # noqa: Y015
     _WhichOneofReturnType__flat_amount: _TypeAlias = _typing.Literal["flat_amount"]  # noqa: Y015
     _WhichOneofArgType__flat_amount: _TypeAlias = _typing.Literal["_flat_amount", b"_flat_amount"]  # noqa: Y015
     _WhichOneofReturnType__held_off_returns_reason: _TypeAlias = _typing.Literal["held_off_returns_reason"]  # noqa: Y015
     _WhichOneofArgType__held_off_returns_reason: _TypeAlias = _typing.Literal["_held_off_returns_reason", b"_held_off_returns_reason"]  # noqa: Y015
+    _WhichOneofReturnType__marketplace_facilitator: _TypeAlias = _typing.Literal["marketplace_facilitator"]  # noqa: Y015
+    _WhichOneofArgType__marketplace_facilitator: _TypeAlias = _typing.Literal["_marketplace_facilitator", b"_marketplace_facilitator"]  # noqa: Y015
     _WhichOneofReturnType__parent_reference_id: _TypeAlias = _typing.Literal["parent_reference_id"]  # noqa: Y015
     _WhichOneofArgType__parent_reference_id: _TypeAlias = _typing.Literal["_parent_reference_id", b"_parent_reference_id"]  # noqa: Y015
     _WhichOneofReturnType__parent_transaction_id: _TypeAlias = _typing.Literal["parent_transaction_id"]  # noqa: Y015
@@ -332,9 +361,15 @@ class Transaction(_message.Message):
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__discount_amount) -> _WhichOneofReturnType__discount_amount | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__exchange_rate) -> _WhichOneofReturnType__exchange_rate | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__exchange_rate_date) -> _WhichOneofReturnType__exchange_rate_date | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__flat_amount) -> _WhichOneofReturnType__flat_amount | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__held_off_returns_reason) -> _WhichOneofReturnType__held_off_returns_reason | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__marketplace_facilitator) -> _WhichOneofReturnType__marketplace_facilitator | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__parent_reference_id) -> _WhichOneofReturnType__parent_reference_id | None: ...
     @_typing.overload

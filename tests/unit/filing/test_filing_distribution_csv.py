@@ -98,4 +98,6 @@ def test_csv_has_header_one_row_per_jurisdiction_and_a_total():
     assert st["filing_tax_amount"] == "540"
     total = dict(zip(rows[0], rows[3]))
     assert total["jurisdiction_code"] == "TOTAL"
-    assert total["filing_tax_amount"] == "563" and total["gross_sales"] == "20000"
+    # The sale counts once in the total (gross 10000, discounts 1000, taxable 9000); tax 540 + 23.
+    assert total["filing_tax_amount"] == "563" and total["gross_sales"] == "10000"
+    assert (total["discounts"], total["taxable_sales"]) == ("1000", "9000")

@@ -61,7 +61,12 @@ def test_period_with_sales_every_exempt_reason_and_a_credit_netted():
     assert county.taxable_sales == 12000
     assert ret.totals.jurisdiction_code == "TOTAL"
     assert ret.totals.filing_tax_amount == ret.filing_tax_amount == 720 + 150 + 30
-    assert ret.totals.gross_sales == 3 * 19500
+    # A sale counts once in the state's total however many jurisdictions tax it (docs/filing.md):
+    # the TOTAL row's sales figures are the state row's, its tax the sum of the rows'.
+    assert (ret.totals.gross_sales, ret.totals.discounts, ret.totals.taxable_sales) == (19500, 1000, 12000)
+    assert ret.totals.exempt_sales == ExemptSales(exemption_certificate=3000, non_taxable_product=2000,
+                                                  unregistered=1500)
+    assert ret.totals.tax_calculated == 720 + 150 + 30
     assert ret.credits_carried_forward == {}
     assert ret.held_off == ()
 
@@ -150,3 +155,25 @@ def test_collected_tax_lines_count_in_tax_but_not_in_sales():
     st = _by_code(prepare_return("US-ST-CA", *Q1, [t]))[ST]
     assert (st.gross_sales, st.taxable_sales) == (1000, 1000)
     assert (st.tax_calculated, st.tax_provided, st.filing_tax_amount) == (60, 90, 90)
+
+
+def test_a_sale_counts_once_in_the_state_total_and_a_local_only_line_by_its_first_row():
+    # Austin: state 6.25 %, city 1 %, MTA 1 % of 10000 -> 625 + 100 + 100.
+    tx, city, mta = "US-ST-TX", "US-CI-TX-AUSTIN", "US-SP-TX-AUSTIN_MTA"
+    a = txn("A", [line("L1", 10000, [row(tx, 625, 10000), row(city, 100, 10000), row(mta, 100, 10000)])])
+    # A line taxed by the city only (no state row), exempt there by certificate: counted once, as the city row says.
+    b = txn("B", [line("L1", 3000, [row(mta, 0, 0, "exemption_certificate"), row(city, 0, 0, "exemption_certificate")])])
+    # A line the state taxes while the city row is exempt: the state row decides the total (taxable).
+    c = txn("C", [line("L1", 2000, [row(tx, 125, 2000), row(city, 0, 0, "non_taxable_product")])])
+    ret = prepare_return("US-ST-TX", *Q1, [a, b, c])
+    rows = _by_code(ret)
+    assert rows[tx].gross_sales == 10000 + 2000
+    assert rows[city].gross_sales == 10000 + 3000 + 2000 and rows[mta].gross_sales == 10000 + 3000
+    t = ret.totals
+    # gross 10000 + 3000 + 2000 = 15000 (not 12000 + 15000 + 13000 = 40000)
+    assert t.gross_sales == 15000
+    # exempt by certificate: B's 3000 (its first row in return order is the city's); taxable 10000 + 2000
+    assert t.exempt_sales == ExemptSales(exemption_certificate=3000) and t.taxable_sales == 12000
+    assert t.gross_sales == t.discounts + t.exempt_sales.total + t.taxable_sales
+    # tax sums as before: 625 + 100 + 100 + 125
+    assert t.tax_calculated == t.filing_tax_amount == 950

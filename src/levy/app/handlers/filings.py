@@ -13,7 +13,15 @@ from levy.app import filings as service
 from levy.app.context import CallContext
 from levy.app.handlers.messages import optional, page_of, present_fields
 from levy.app.registry import handles
-from levy.domain.filing import HeldOff, JurisdictionTotals, LiabilityReport, TaxOnlyEntry
+from levy.domain.currency import filing_currency
+from levy.domain.filing import (
+    ConvertedEntry,
+    HeldOff,
+    JurisdictionTotals,
+    LiabilityReport,
+    MarketplaceEntry,
+    TaxOnlyEntry,
+)
 from levy.domain.filing_transactions import ReturnEntry
 from levy.domain.nexus_report import NexusStateReport
 from levy.store.filings import FilingRecord
@@ -54,6 +62,19 @@ def _tax_only(items: Iterable[TaxOnlyEntry], out: Any) -> None:
         out.add(transaction_id=e.transaction_id, jurisdiction=e.jurisdiction_code, tax_amount=str(e.amount))
 
 
+def _marketplace(items: Iterable[MarketplaceEntry], out: Any) -> None:
+    for m in items:
+        out.add(transaction_id=m.transaction_id, marketplace_facilitator=m.marketplace_facilitator,
+                gross_sales=str(m.gross_sales), tax_amount=str(m.tax_amount))
+
+
+def _converted(items: Iterable[ConvertedEntry], out: Any) -> None:
+    for c in items:
+        out.add(transaction_id=c.transaction_id, currency=c.currency, exchange_rate=c.exchange_rate,
+                exchange_rate_date=c.exchange_rate_date.isoformat() if c.exchange_rate_date else "",
+                original_gross_sales=str(c.original_gross_sales), gross_sales=str(c.gross_sales))
+
+
 def filing_message(rec: FilingRecord) -> pb.Filing:
     ret = service.return_from_json(rec)
     msg = pb.Filing(
@@ -66,6 +87,9 @@ def filing_message(rec: FilingRecord) -> pb.Filing:
     totals_message(ret.totals, msg.totals)
     _held(ret.held_off, msg.held_transactions)
     _tax_only(ret.tax_only_allocations, msg.tax_only_allocations)
+    msg.currency = filing_currency()
+    _marketplace(ret.marketplace, msg.marketplace_transactions)
+    _converted(ret.converted, msg.converted_transactions)
     msg.created_at.FromDatetime(rec.created_at)
     if rec.filed_at is not None:
         msg.filed_at.FromDatetime(rec.filed_at)
@@ -155,7 +179,10 @@ def liability_message(report: LiabilityReport) -> pb.LiabilityReport:
         out.jurisdiction = s.state_code
         held.extend(s.held_off)
         _tax_only(s.tax_only_allocations, msg.tax_only_allocations)
+        _marketplace(s.marketplace, msg.marketplace_transactions)
+        _converted(s.converted, msg.converted_transactions)
     _held(held, msg.held_transactions)
+    msg.currency = filing_currency()
     return msg
 
 

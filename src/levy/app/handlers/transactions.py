@@ -40,6 +40,12 @@ def to_message(rec: TransactionRecord) -> pb.Transaction:
         value = getattr(rec, name)
         if value is not None:
             setattr(msg, "held_off_returns_reason" if name == "held_off_reason" else name, value)
+    if rec.exchange_rate is not None:
+        msg.exchange_rate = rec.exchange_rate
+    if rec.exchange_rate_date is not None:
+        msg.exchange_rate_date = rec.exchange_rate_date.isoformat()
+    if rec.marketplace_facilitator is not None:
+        msg.marketplace_facilitator = rec.marketplace_facilitator
     if t.collected is not None:
         msg.collected_tax_amount = str(t.collected)
     if t.provided is not None:

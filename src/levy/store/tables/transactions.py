@@ -11,6 +11,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Date,
     ForeignKey,
     Index,
     Integer,
@@ -57,6 +58,12 @@ transactions = Table(
     Column("held_off_reason", String(40), nullable=True),
     # JSON array of the registered jurisdiction codes in force on the transaction date.
     Column("registrations", Text(), nullable=False),
+    # Issue 37 (migration 0012): units of the filing currency per unit of ``currency`` (a decimal
+    # string) and the date it applies to; NULL in the filing currency. The marketplace facilitator's
+    # name when the sale was made through one (its tax is the facilitator's to remit).
+    Column("exchange_rate", String(40), nullable=True),
+    Column("exchange_rate_date", Date(), nullable=True),
+    Column("marketplace_facilitator", String(255), nullable=True),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
     UniqueConstraint("organization_id", "reference_id"),
@@ -130,4 +137,18 @@ transaction_tax_only = Table(
     Column("jurisdiction_code", String(64), nullable=False),
     Column("tax_amount", BigInteger(), nullable=False),
     PrimaryKeyConstraint("transaction_id", "position"),
+)
+
+
+#: Daily reference exchange rates as published (migration 0012): units of ``quote_currency`` per
+#: unit of ``base_currency`` on ``rate_date`` (the ECB's euro reference rates: base ``EUR``).
+exchange_rates = Table(
+    "exchange_rates",
+    metadata,
+    Column("rate_date", Date(), nullable=False),
+    Column("base_currency", String(3), nullable=False),
+    Column("quote_currency", String(3), nullable=False),
+    Column("rate", String(40), nullable=False),
+    Column("source", String(255), nullable=False),
+    PrimaryKeyConstraint("rate_date", "base_currency", "quote_currency"),
 )

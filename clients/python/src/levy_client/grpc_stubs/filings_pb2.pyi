@@ -167,6 +167,88 @@ class HeldTransaction(_message.Message):
 Global___HeldTransaction: _TypeAlias = HeldTransaction  # noqa: Y015
 
 @_typing.final
+class MarketplaceTransaction(_message.Message):
+    """Levy extension (issue 37): a marketplace sale (or its credit) left off
+    the seller's return: the marketplace facilitator remits its tax.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRANSACTION_ID_FIELD_NUMBER: _builtins.int
+    MARKETPLACE_FACILITATOR_FIELD_NUMBER: _builtins.int
+    GROSS_SALES_FIELD_NUMBER: _builtins.int
+    TAX_AMOUNT_FIELD_NUMBER: _builtins.int
+    transaction_id: _builtins.str
+    """The transaction's `txn_` id."""
+    marketplace_facilitator: _builtins.str
+    """The facilitator's name."""
+    gross_sales: _builtins.str
+    """Its goods lines' gross in the state, minor units of the filing currency
+    (negative for a credit).
+    """
+    tax_amount: _builtins.str
+    """Its tax in the state (the facilitator's to remit), minor units."""
+    def __init__(
+        self,
+        *,
+        transaction_id: _builtins.str = ...,
+        marketplace_facilitator: _builtins.str = ...,
+        gross_sales: _builtins.str = ...,
+        tax_amount: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["gross_sales", b"gross_sales", "marketplace_facilitator", b"marketplace_facilitator", "tax_amount", b"tax_amount", "transaction_id", b"transaction_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MarketplaceTransaction: _TypeAlias = MarketplaceTransaction  # noqa: Y015
+
+@_typing.final
+class ConvertedTransaction(_message.Message):
+    """Levy extension (issue 37): a transaction on the return in another currency
+    than the filing currency, converted at its stored rate.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRANSACTION_ID_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    EXCHANGE_RATE_FIELD_NUMBER: _builtins.int
+    EXCHANGE_RATE_DATE_FIELD_NUMBER: _builtins.int
+    ORIGINAL_GROSS_SALES_FIELD_NUMBER: _builtins.int
+    GROSS_SALES_FIELD_NUMBER: _builtins.int
+    transaction_id: _builtins.str
+    """The transaction's `txn_` id."""
+    currency: _builtins.str
+    """The transaction's own currency (ISO 4217)."""
+    exchange_rate: _builtins.str
+    """Units of the filing currency per unit of `currency`."""
+    exchange_rate_date: _builtins.str
+    """The day the rate applies to (YYYY-MM-DD)."""
+    original_gross_sales: _builtins.str
+    """Its goods lines' gross in the state in minor units of `currency`."""
+    gross_sales: _builtins.str
+    """The same converted: minor units of the filing currency."""
+    def __init__(
+        self,
+        *,
+        transaction_id: _builtins.str = ...,
+        currency: _builtins.str = ...,
+        exchange_rate: _builtins.str = ...,
+        exchange_rate_date: _builtins.str = ...,
+        original_gross_sales: _builtins.str = ...,
+        gross_sales: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "exchange_rate", b"exchange_rate", "exchange_rate_date", b"exchange_rate_date", "gross_sales", b"gross_sales", "original_gross_sales", b"original_gross_sales", "transaction_id", b"transaction_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConvertedTransaction: _TypeAlias = ConvertedTransaction  # noqa: Y015
+
+@_typing.final
 class Filing(_message.Message):
     """A return for one state and period."""
 
@@ -186,6 +268,9 @@ class Filing(_message.Message):
     FILED_AT_FIELD_NUMBER: _builtins.int
     TOTALS_FIELD_NUMBER: _builtins.int
     TAX_ONLY_ALLOCATIONS_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    MARKETPLACE_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    CONVERTED_TRANSACTIONS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Identifier, prefix `fil_`."""
     jurisdiction: _builtins.str
@@ -202,6 +287,8 @@ class Filing(_message.Message):
     """Credits carried forward to a later return."""
     transaction_count: _builtins.int
     """Number of transactions on the return."""
+    currency: _builtins.str
+    """Levy extension: the currency of every amount (the filing currency, `USD`)."""
     @_builtins.property
     def jurisdictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___JurisdictionTotals]:
         """Per-jurisdiction totals."""
@@ -226,6 +313,14 @@ class Filing(_message.Message):
     def tax_only_allocations(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReturnTaxOnlyAllocation]:
         """Tax-only allocations on the return."""
 
+    @_builtins.property
+    def marketplace_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___MarketplaceTransaction]:
+        """Levy extension: marketplace sales of the period, left off the return."""
+
+    @_builtins.property
+    def converted_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConvertedTransaction]:
+        """Levy extension: the return's transactions in another currency."""
+
     def __init__(
         self,
         *,
@@ -243,10 +338,13 @@ class Filing(_message.Message):
         filed_at: _timestamp_pb2.Timestamp | None = ...,
         totals: Global___JurisdictionTotals | None = ...,
         tax_only_allocations: _abc.Iterable[Global___ReturnTaxOnlyAllocation] | None = ...,
+        currency: _builtins.str = ...,
+        marketplace_transactions: _abc.Iterable[Global___MarketplaceTransaction] | None = ...,
+        converted_transactions: _abc.Iterable[Global___ConvertedTransaction] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_jurisdiction", b"_jurisdiction", "_period_end", b"_period_end", "_period_start", b"_period_start", "_status", b"_status", "created_at", b"created_at", "filed_at", b"filed_at", "jurisdiction", b"jurisdiction", "period_end", b"period_end", "period_start", b"period_start", "status", b"status", "totals", b"totals"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_jurisdiction", b"_jurisdiction", "_period_end", b"_period_end", "_period_start", b"_period_start", "_status", b"_status", "created_at", b"created_at", "credits_carried_forward", b"credits_carried_forward", "filed_at", b"filed_at", "filing_tax_amount", b"filing_tax_amount", "held_transactions", b"held_transactions", "id", b"id", "jurisdiction", b"jurisdiction", "jurisdictions", b"jurisdictions", "period_end", b"period_end", "period_start", b"period_start", "status", b"status", "tax_only_allocations", b"tax_only_allocations", "totals", b"totals", "transaction_count", b"transaction_count"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_jurisdiction", b"_jurisdiction", "_period_end", b"_period_end", "_period_start", b"_period_start", "_status", b"_status", "converted_transactions", b"converted_transactions", "created_at", b"created_at", "credits_carried_forward", b"credits_carried_forward", "currency", b"currency", "filed_at", b"filed_at", "filing_tax_amount", b"filing_tax_amount", "held_transactions", b"held_transactions", "id", b"id", "jurisdiction", b"jurisdiction", "jurisdictions", b"jurisdictions", "marketplace_transactions", b"marketplace_transactions", "period_end", b"period_end", "period_start", b"period_start", "status", b"status", "tax_only_allocations", b"tax_only_allocations", "totals", b"totals", "transaction_count", b"transaction_count"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__jurisdiction: _TypeAlias = _typing.Literal["jurisdiction"]  # noqa: Y015
     _WhichOneofArgType__jurisdiction: _TypeAlias = _typing.Literal["_jurisdiction", b"_jurisdiction"]  # noqa: Y015
@@ -601,8 +699,13 @@ class LiabilityReport(_message.Message):
     HELD_TRANSACTIONS_FIELD_NUMBER: _builtins.int
     STATE_TOTALS_FIELD_NUMBER: _builtins.int
     TAX_ONLY_ALLOCATIONS_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    MARKETPLACE_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    CONVERTED_TRANSACTIONS_FIELD_NUMBER: _builtins.int
     to: _builtins.str
     """Last day of the range."""
+    currency: _builtins.str
+    """Levy extension: the currency of every amount (the filing currency, `USD`)."""
     @_builtins.property
     def jurisdictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___JurisdictionTotals]:
         """Per-jurisdiction totals, state by state (each state's in return order)."""
@@ -619,6 +722,14 @@ class LiabilityReport(_message.Message):
     def tax_only_allocations(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReturnTaxOnlyAllocation]:
         """Tax-only allocations over the range."""
 
+    @_builtins.property
+    def marketplace_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___MarketplaceTransaction]:
+        """Levy extension: marketplace sales over the range, left off the totals."""
+
+    @_builtins.property
+    def converted_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConvertedTransaction]:
+        """Levy extension: transactions in another currency over the range."""
+
     def __init__(
         self,
         *,
@@ -627,10 +738,13 @@ class LiabilityReport(_message.Message):
         held_transactions: _abc.Iterable[Global___HeldTransaction] | None = ...,
         state_totals: _abc.Iterable[Global___JurisdictionTotals] | None = ...,
         tax_only_allocations: _abc.Iterable[Global___ReturnTaxOnlyAllocation] | None = ...,
+        currency: _builtins.str = ...,
+        marketplace_transactions: _abc.Iterable[Global___MarketplaceTransaction] | None = ...,
+        converted_transactions: _abc.Iterable[Global___ConvertedTransaction] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from", b"from", "held_transactions", b"held_transactions", "jurisdictions", b"jurisdictions", "state_totals", b"state_totals", "tax_only_allocations", b"tax_only_allocations", "to", b"to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["converted_transactions", b"converted_transactions", "currency", b"currency", "from", b"from", "held_transactions", b"held_transactions", "jurisdictions", b"jurisdictions", "marketplace_transactions", b"marketplace_transactions", "state_totals", b"state_totals", "tax_only_allocations", b"tax_only_allocations", "to", b"to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -7,14 +7,14 @@ finds the account whose password matches (levy.app.console.sign_in). Lookups by
 email keep an index of their own.
 
 Revision ID: 0013_console_guards
-Revises: 0011_line_input_message
+Revises: 0012_currency_marketplace
 """
 
 from alembic import op
 
 
 revision = "0013_console_guards"
-down_revision = "0011_line_input_message"
+down_revision = "0012_currency_marketplace"
 branch_labels = None
 depends_on = None
 
