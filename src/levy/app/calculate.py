@@ -36,7 +36,7 @@ from levy.domain.tax.model import (
     LineInput,
     Registration,
 )
-from levy.rates.builtin import load_sourcing, load_taxability
+from levy.rates.builtin import load_item_rules, load_sourcing, load_taxability
 from levy.store import calc_reads
 from levy.store.locations import all_locations
 
@@ -98,6 +98,7 @@ def run_engine(
         return engine.calculate(
             inp, ctx.services.rates.table, load_taxability(), prepared.registrations,
             prepared.exemption_settings, prior_errors=prepared.errors, sourcing=load_sourcing(),
+            item_rules=load_item_rules(),
         )
     except LevyError as e:
         if not shape:

@@ -182,6 +182,14 @@ def load_sourcing():  # type: ignore[no-untyped-def]
 
 
 @lru_cache(maxsize=1)
+def load_item_rules():  # type: ignore[no-untyped-def]
+    """The item rules (``item_rules.json``, issue 31): delivery that follows the goods, single-article bands."""
+    from levy.domain.tax.item_rules import parse_rules
+
+    return parse_rules(_read_json("item_rules.json"))
+
+
+@lru_cache(maxsize=1)
 def load_local_limits():  # type: ignore[no-untyped-def]
     """State -> documented maximum local and combined rates (``local_rate_limits.json``)."""
     from levy.rates.report import LocalLimit

@@ -6,12 +6,14 @@ See docs/tax-engine.md for the method (amounts, discounts, rounding, rules).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import MAX_AMOUNT, allocate, currency_exponent, mul_round, range_errors, round_half_up
 from levy.domain.tax.calc_errors import combine_errors, sales_tax_error
+from levy.domain.tax.item_rules import NO_ITEM_RULES, Band, ItemRules, banded, delivery_rows
 from levy.domain.tax.model import (
     CalculationInput,
     CalculationResult,
@@ -197,6 +199,7 @@ def calculate(
     *,
     prior_errors: Iterable[LevyError] = (),
     sourcing: SourcingTable | None = None,
+    item_rules: ItemRules | None = None,
 ) -> CalculationResult:
     """Tax due for ``inp``, by line and jurisdiction.
 
@@ -205,6 +208,8 @@ def calculate(
     ``sourcing``: the per-state sourcing rules (:mod:`levy.domain.tax.sourcing`)
     for lines with a ``ship_from``; without it (or a ship-from) a line is taxed
     at its delivery address.
+    ``item_rules``: delivery that follows the goods and single-article bands
+    (:mod:`levy.domain.tax.item_rules`); without them neither applies.
     Raises ValidationFailed (422) for input problems.
     """
     settings = settings or ExemptionSettings()
@@ -230,6 +235,8 @@ def calculate(
     else:
         shares = [0] * len(inp.lines)
 
+    items = item_rules or NO_ITEM_RULES
+    states: list[str | None] = [None] * len(inp.lines)
     results: list[LineResult] = []
     total = 0
     for idx, line in enumerate(inp.lines):
@@ -258,11 +265,20 @@ def calculate(
             res = how.resolution
         plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
                           how.detail if how is not None else "")
-        rows, tax, before = _line_rows(plan, line.quantity, gross, net)
+        states[idx] = res.state if res.supported else None
+        bands = items.bands_for(states[idx], line.category, on) if states[idx] is not None else ()
+        rows, tax, before = _line_rows(plan, line.quantity, gross, net, bands)
         discounts = _discount_results(line, share, max(0, before - tax))
         results.append(LineResult(line.id, tax, before, rows, discounts, amount, net, resolution=res.level,
                                   sourcing=how.kind if how is not None else ""))
         total += tax
+    if any(items.may_be_charge(line.category) for line in inp.lines):
+        for idx, rows in delivery_rows(inp.lines, states, results, items, on):
+            tax = sum(r.tax_amount for r in rows)
+            before = sum(r.tax_amount_before_discounts for r in rows)
+            total += tax - results[idx].tax_amount
+            results[idx] = replace(results[idx], taxes=rows, tax_amount=tax, tax_amount_before_discounts=before,
+                                   discounts=_discount_results(inp.lines[idx], shares[idx], max(0, before - tax)))
     return CalculationResult(total, inp.currency, tuple(results))
 
 
@@ -350,10 +366,11 @@ def _line_plan(
 
 
 def _line_rows(
-    plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int
+    plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int, bands: tuple[Band, ...] = ()
 ) -> tuple[tuple[TaxRow, ...], int, int]:
     """A line's rows, its plan (:func:`_line_plan`) applied to its amounts, with their
-    tax and tax before discounts summed (the plan's finished rows carry none)."""
+    tax and tax before discounts summed (the plan's finished rows carry none), and the
+    single-article ``bands`` applied to the rows they concern."""
     rule, entries = plan
     rows: list[TaxRow] = []
     total = total_before = 0
@@ -364,11 +381,13 @@ def _line_rows(
         j, is_reg, detail = entry  # type: ignore[misc]
         assert rule is not None
         base, rate, tax, reason = _taxed(rule, j, net, quantity)
-        before = _taxed(rule, j, gross, quantity)[2] if gross != net else tax
-        rows.append(TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
-                           before, j.sourcing))
-        total += tax
-        total_before += before
+        gross_base, _, before, _ = _taxed(rule, j, gross, quantity) if gross != net else (base, rate, tax, reason)
+        row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
+                     before, j.sourcing)
+        for row in banded(bands, row, gross_base, quantity) if bands else (row,):
+            rows.append(row)
+            total += row.tax_amount
+            total_before += row.tax_amount_before_discounts
     return tuple(rows), total, total_before
 
 
