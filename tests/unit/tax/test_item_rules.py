@@ -18,7 +18,7 @@ from levy.rates.builtin import load_item_rules, load_states, zip_directory
 
 D = date(2026, 3, 15)
 GOODS, GROCERY, SHIP = "GENERAL.TANGIBLE.GOODS", "FOOD.GROCERY.GENERAL", "SHIPPING.DELIVERY.COMMON_CARRIER"
-SHIRT = "CLOTHING.APPAREL.SHIRTS"
+SHIRT = "CLOTHING.APPAREL.GENERAL"
 
 
 def _row(state: str, zip5: str, name: str, st: str, county: str, city: str, special: str) -> ZipRateRow:
