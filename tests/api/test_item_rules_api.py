@@ -20,14 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
-import httpx
 import pytest
-
 from levyserver import LevyServer, Tenant, create_tenant
-from rates_servers import server_with_rates
+from rates_servers import caller, server_with_rates
 from test_calculations import Caller, _Sql, assert_consistent, body, line
-from levy.v1 import calculations_pb2_grpc as pbg
 
 HEADER = "State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,EstimatedCityRate," \
          "EstimatedSpecialRate,RiskLevel"
@@ -65,9 +61,7 @@ def seller(items_server: LevyServer) -> Tenant:
 
 @pytest.fixture(params=["rest", "grpc"])
 def calc(request: pytest.FixtureRequest, items_server: LevyServer) -> Iterator[Caller]:
-    with httpx.Client(base_url=items_server.http_url, timeout=30) as rest, \
-            grpc.insecure_channel(items_server.grpc_target) as ch:
-        yield Caller(request.param, rest, pbg.CalculationServiceStub(ch))
+    yield from caller(request.param, items_server)
 
 
 def _send(calc: Caller, seller: Tenant, *items: dict[str, Any]) -> dict[str, Any]:

@@ -381,13 +381,22 @@ def _line_rows(
         j, is_reg, detail = entry  # type: ignore[misc]
         assert rule is not None
         base, rate, tax, reason = _taxed(rule, j, net, quantity)
-        gross_base, _, before, _ = _taxed(rule, j, gross, quantity) if gross != net else (base, rate, tax, reason)
+        gross_base = base
+        if gross != net:
+            gross_base, _, before, _ = _taxed(rule, j, gross, quantity)
+        else:
+            before = tax
         row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
                      before, j.sourcing)
-        for row in banded(bands, row, gross_base, quantity) if bands else (row,):
-            rows.append(row)
-            total += row.tax_amount
-            total_before += row.tax_amount_before_discounts
+        if bands:  # single-article bands (item rules): the row capped, rows added
+            for banded_row in banded(bands, row, gross_base, quantity):
+                rows.append(banded_row)
+                total += banded_row.tax_amount
+                total_before += banded_row.tax_amount_before_discounts
+            continue
+        rows.append(row)
+        total += tax
+        total_before += before
     return tuple(rows), total, total_before
 
 

@@ -116,7 +116,7 @@ class Band:
 class ItemRules:
     """Immutable index of the item rules by state."""
 
-    __slots__ = ("_delivery", "_bands", "_roots")
+    __slots__ = ("_bands", "_delivery", "_roots")
 
     def __init__(self, delivery: Iterable[DeliveryRule] = (), bands: Iterable[Band] = ()) -> None:
         d: dict[str, list[DeliveryRule]] = {}
