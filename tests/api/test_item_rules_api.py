@@ -10,8 +10,9 @@ it (``levy rates import``). Its rows are those of the March 2026 per-ZIP tables 
 * TN 37201 Nashville 9.25%: state 7%, Davidson County 2.25%;
 * FL 33101 Miami 7%: state 6%, Miami-Dade surtax 1%.
 
-Expected figures are worked by hand in each test from the sources the data cites: 34 TAC 3.303,
-NY TB-ST-838, T.C.A. 67-6-702(a) and 67-6-202, Fla. Stat. 212.054(2)(b).
+Connecticut (6.35%, no local tax) is taxed at state level. Expected figures are worked by hand in each
+test from the sources the data cites: 34 TAC 3.303, NY TB-ST-838, T.C.A. 67-6-702(a) and 67-6-202, Fla.
+Stat. 212.054(2)(b), Conn. Gen. Stat. 12-408(1)(H) with 12-407(a)(8).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def items_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 @pytest.fixture(scope="module")
 def seller(items_server: LevyServer) -> Tenant:
     t = create_tenant(items_server.database_url)
-    _Sql(items_server.database_url).register(t.organization_id, *ROWS)
+    _Sql(items_server.database_url).register(t.organization_id, *ROWS, "CT")
     return t
 
 
@@ -143,3 +144,16 @@ def test_florida_surtax_on_the_first_5000(calc: Caller, seller: Tenant, price: i
     county = li["taxes"][1]
     assert county["taxable_base"] == str(min(price, 500000))
     assert ("212.054" in county["detail"]) == (price > 500000)
+
+
+def test_ct_luxury_threshold_counts_delivery(calc: Caller, seller: Tenant) -> None:
+    # A $990 coat and $20 delivery: the sales price 1,010 is above $1,000 (delivery is part of the sales
+    # price, 12-407(a)(8)): 7.75% of 990 = 76.725 -> 76.73; the delivery at 6.35%: 1.27. Alone: 6.35% of
+    # 990 = 62.865 -> 62.87.
+    alone = _send(calc, seller, line("1", "CT", ["CLOTHING.APPAREL.GENERAL"], price=99000))
+    assert alone["tax_amount"] == "6287"
+    resp = _send(calc, seller, line("1", "CT", ["CLOTHING.APPAREL.GENERAL"], price=99000),
+                 line("2", "CT", SHIP, price=2000))
+    coat, ship = resp["line_items"]
+    assert (coat["tax_amount"], coat["taxes"][0]["tax_rate"], ship["tax_amount"]) == ("7673", "0.0775", "127")
+    assert "share of delivery" in coat["taxes"][0]["detail"]

@@ -53,6 +53,8 @@ def treatment_text(r: Rule, short: bool = False) -> str:
             s = f"E first {amount}" if short else f"first {amount} per item exempt"
         else:
             s = f"{_pct(r.rate)}>{amount}" if short else f"state rate {_pct(r.rate)} per item above {amount}"
+    if r.threshold_counts == "price_and_delivery":
+        s += "+D" if short else " (the price plus its share of delivery)"
     local = ""
     if r.local_rate is not None:
         local = f"+L {_pct(r.local_rate)}" if short else f"; statewide local {_pct(r.local_rate)}"
@@ -104,7 +106,7 @@ def render(rules: Taxability, codes: Sequence[str], state_names: dict[str, str],
         "below / at or below; E first $n the first $n of each item exempt; n%>$n state rate n% above $n per item;",
         "+L local taxes apply where the state exempts or reduces (+L n%: statewide local rate); L0 locals exempt;",
         "`*` the answer changes with an attribute (see the state's section); `?` unsourced; `^` a single-article cap",
-        "or band applies (see \"Item rules\" below the matrix).",
+        "or band applies (see \"Item rules\" below the matrix); +D the threshold counts the item's share of delivery.",
         "",
     ]
     leaves = leaf_codes(codes)

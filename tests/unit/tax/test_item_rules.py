@@ -196,3 +196,35 @@ def test_every_rule_is_sourced_and_dated() -> None:
             assert r.source and r.name and r.effective_from
             assert "http" in r.source  # a primary link
         assert all(isinstance(r, DeliveryRule) for r in rules.delivery(state))
+
+
+# ----------------------------------------------------------------- thresholds that count delivery
+COAT = "CLOTHING.APPAREL.GENERAL"
+
+
+def test_ct_luxury_threshold_counts_the_coats_delivery(table, rules):
+    # Conn. Gen. Stat. 12-408(1)(H): 7.75% on clothing with a sales price above $1,000, and the sales price
+    # includes delivery charges (12-407(a)(8)). A $990 coat alone: 6.35% of 990 = 62.865 -> 62.87.
+    alone = calc(table, rules, mkline("1", "CT", COAT, price=99000))
+    assert alone.tax_amount == 6287
+    # With $20 delivery: 990 + 20 = 1,010 > 1,000: 7.75% of 990 = 76.725 -> 76.73 (the base stays the coat's
+    # price); the delivery line at 6.35%: 1.27.
+    res = calc(table, rules, mkline("1", "CT", COAT, price=99000), mkline("2", "CT", SHIP, price=2000))
+    assert [li.tax_amount for li in res.lines] == [7673, 127]
+    assert "share of delivery (2000 of delivery)" in res.lines[0].taxes[0].detail
+
+
+def test_ct_delivery_shared_among_the_goods_by_price(table, rules):
+    # $990 and $500 coats, $20 delivery: the first's share 2000 x 99000 / 149000 = 1328.86 -> 1329: 1,003.29 > 1,000:
+    # 7.75% of 990 = 76.73; the second's 671: 506.71: 6.35% of 500 = 31.75.
+    res = calc(table, rules, mkline("1", "CT", COAT, price=99000), mkline("2", "CT", COAT, price=50000),
+               mkline("3", "CT", SHIP, price=2000))
+    assert [li.tax_amount for li in res.lines] == [7673, 3175, 127]
+
+
+def test_threshold_on_price_alone_is_unchanged(table, rules):
+    # NY's $110 clothing exemption compares the price alone (threshold_counts price): a $100 shirt with
+    # $20 delivery in Colonie stays exempt from the state tax.
+    res = calc(table, rules, mkline("1", "NY", COAT, price=10000, zip="12203"),
+               mkline("2", "NY", SHIP, price=2000, zip="12203"))
+    assert res.lines[0].taxes[0].tax_amount == 0

@@ -13,7 +13,7 @@ from decimal import Decimal
 from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import MAX_AMOUNT, allocate, currency_exponent, mul_round, range_errors, round_half_up
 from levy.domain.tax.calc_errors import combine_errors, sales_tax_error
-from levy.domain.tax.item_rules import NO_ITEM_RULES, Band, ItemRules, banded, delivery_rows
+from levy.domain.tax.item_rules import NO_ITEM_RULES, Band, ItemRules, banded, delivery_counted, delivery_rows
 from levy.domain.tax.model import (
     CalculationInput,
     CalculationResult,
@@ -68,9 +68,13 @@ def _registered_codes(registrations: Iterable[Registration], on: date) -> frozen
     return codes
 
 
-def _taxed(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> tuple[int, Decimal, int, str | None]:
+def _taxed(
+    rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal, counted: int = 0
+) -> tuple[int, Decimal, int, str | None]:
     """Apply a taxability rule to one jurisdiction row for a (non-negative) amount:
-    (taxable base, rate, tax, exempt reason or None). The rule's name is the row's."""
+    (taxable base, rate, tax, exempt reason or None). The rule's name is the row's.
+    ``counted``: the line's share of delivery charges, added to the per-item price a
+    threshold compares when the rule's ``threshold_counts`` says so."""
     treatment = rule.treatment
     rate = j.rate
     if j.type == "state":
@@ -103,7 +107,8 @@ def _taxed(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> t
             exempt_part = round_half_up(rule.threshold * quantity)
             base = max(0, amount - exempt_part)
             return base, rate, mul_round(base, rate) if base and rate else 0, None if base else "non_taxable_product"
-        per_item = amount / quantity if quantity else Decimal(amount)
+        compared = amount + counted if rule.threshold_counts == "price_and_delivery" else amount
+        per_item = compared / quantity if quantity else Decimal(compared)
         if mode == "rate_above":
             if j.type == "state" and rule.rate is not None and per_item > rule.threshold:
                 rate = rule.rate
@@ -236,7 +241,11 @@ def calculate(
         shares = [0] * len(inp.lines)
 
     items = item_rules or NO_ITEM_RULES
-    states: list[str | None] = [None] * len(inp.lines)
+    states = [None if r is None or not r.supported else r.state
+              for r in (how.resolution if how is not None else res for res, how in zip(resolutions, sourced))]
+    has_charges = any(items.may_be_charge(line.category) for line in inp.lines)
+    counted = delivery_counted(inp.lines, states, [max(0, a - o - s) for a, o, s in zip(amounts, own, shares)],
+                               items) if has_charges else None
     results: list[LineResult] = []
     total = 0
     for idx, line in enumerate(inp.lines):
@@ -265,14 +274,13 @@ def calculate(
             res = how.resolution
         plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
                           how.detail if how is not None else "")
-        states[idx] = res.state if res.supported else None
         bands = items.bands_for(states[idx], line.category, on) if states[idx] is not None else ()
-        rows, tax, before = _line_rows(plan, line.quantity, gross, net, bands)
+        rows, tax, before = _line_rows(plan, line.quantity, gross, net, bands, counted[idx] if counted else 0)
         discounts = _discount_results(line, share, max(0, before - tax))
         results.append(LineResult(line.id, tax, before, rows, discounts, amount, net, resolution=res.level,
                                   sourcing=how.kind if how is not None else ""))
         total += tax
-    if any(items.may_be_charge(line.category) for line in inp.lines):
+    if has_charges:
         for idx, rows in delivery_rows(inp.lines, states, results, items, on):
             tax = sum(r.tax_amount for r in rows)
             before = sum(r.tax_amount_before_discounts for r in rows)
@@ -366,12 +374,15 @@ def _line_plan(
 
 
 def _line_rows(
-    plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int, bands: tuple[Band, ...] = ()
+    plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int,
+    bands: tuple[Band, ...] = (), counted: int = 0,
 ) -> tuple[tuple[TaxRow, ...], int, int]:
     """A line's rows, its plan (:func:`_line_plan`) applied to its amounts, with their
-    tax and tax before discounts summed (the plan's finished rows carry none), and the
-    single-article ``bands`` applied to the rows they concern."""
+    tax and tax before discounts summed (the plan's finished rows carry none), the
+    single-article ``bands`` applied to the rows they concern and ``counted`` (the line's
+    share of delivery charges) added to the price a threshold that counts delivery compares."""
     rule, entries = plan
+    counts = bool(counted) and rule is not None and rule.threshold_counts == "price_and_delivery"
     rows: list[TaxRow] = []
     total = total_before = 0
     for entry in entries:
@@ -380,10 +391,12 @@ def _line_rows(
             continue
         j, is_reg, detail = entry  # type: ignore[misc]
         assert rule is not None
-        base, rate, tax, reason = _taxed(rule, j, net, quantity)
+        base, rate, tax, reason = _taxed(rule, j, net, quantity, counted)
+        if counts:
+            detail = f"{detail}; the threshold compares the price plus the item's share of delivery ({counted} of delivery)"
         gross_base = base
         if gross != net:
-            gross_base, _, before, _ = _taxed(rule, j, gross, quantity)
+            gross_base, _, before, _ = _taxed(rule, j, gross, quantity, counted)
         else:
             before = tax
         row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,

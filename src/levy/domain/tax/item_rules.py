@@ -116,9 +116,10 @@ class Band:
 class ItemRules:
     """Immutable index of the item rules by state."""
 
-    __slots__ = ("_bands", "_delivery", "_roots")
+    __slots__ = ("_bands", "_delivery", "_roots", "charges")
 
-    def __init__(self, delivery: Iterable[DeliveryRule] = (), bands: Iterable[Band] = ()) -> None:
+    def __init__(self, delivery: Iterable[DeliveryRule] = (), bands: Iterable[Band] = (),
+                 charges: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> None:
         d: dict[str, list[DeliveryRule]] = {}
         for r in delivery:
             d.setdefault(r.state, []).append(r)
@@ -127,8 +128,11 @@ class ItemRules:
             b.setdefault(band.state, []).append(band)
         self._delivery = {s: tuple(rs) for s, rs in d.items()}
         self._bands = {s: tuple(bs) for s, bs in b.items()}
+        # What a delivery charge is where a threshold counts delivery (codes, except codes).
+        self.charges = charges
         # The first segments of every delivery code: a line of another category is never a delivery charge.
-        self._roots = tuple(sorted({c.split(".", 1)[0] for rs in self._delivery.values() for r in rs for c in r.codes}))
+        self._roots = tuple(sorted({c.split(".", 1)[0] for rs in self._delivery.values() for r in rs for c in r.codes}
+                                   | {c.split(".", 1)[0] for c in charges[0]}))
 
     def delivery(self, state: str) -> tuple[DeliveryRule, ...]:
         return self._delivery.get(state, ())
@@ -212,6 +216,30 @@ def delivery_rows(
                          for r in results[idx].taxes)
 
 
+def delivery_counted(lines: Sequence[LineInput], states: Sequence[str | None], nets: Sequence[int],
+                     rules: ItemRules) -> list[int]:
+    """Each goods line's share of the delivery charges of the calculation in its state, by its amount
+    after discounts among the goods of that state (rounded half up per line), for the
+    thresholds that count delivery (``threshold_counts``: ``price_and_delivery``); 0 elsewhere."""
+    codes, excepted = rules.charges
+    charge = [not ln.is_sales_tax and _under(ln.category, codes) and not _under(ln.category, excepted) for ln in lines]
+    delivery: dict[str | None, int] = {}
+    goods: dict[str | None, int] = {}
+    for i, ln in enumerate(lines):
+        if ln.is_sales_tax or states[i] is None:
+            continue
+        if charge[i]:
+            delivery[states[i]] = delivery.get(states[i], 0) + nets[i]
+        elif not _under(ln.category, codes):
+            goods[states[i]] = goods.get(states[i], 0) + nets[i]
+    out = [0] * len(lines)
+    for i, ln in enumerate(lines):
+        total, whole = delivery.get(states[i], 0), goods.get(states[i], 0)
+        if total > 0 and whole > 0 and not ln.is_sales_tax and not _under(ln.category, codes):
+            out[i] = share_half_up(total, nets[i], whole)
+    return out
+
+
 def _said(row: TaxRow, rule: DeliveryRule, words: str) -> TaxRow:
     return replace(row, detail=f"{row.detail}; {rule.name} ({rule.source}): {words}")
 
@@ -263,4 +291,5 @@ def parse_rules(raw: Mapping[str, object]) -> ItemRules:
                           date.fromisoformat(e["effective_from"]), _day(e.get("effective_to")),
                           Decimal(e["rate"]) if e.get("rate") is not None else None,
                           tuple(e.get("except_codes", ()))))
-    return ItemRules(delivery, bands)
+    charges = raw.get("delivery_charges") or {}
+    return ItemRules(delivery, bands, (tuple(charges.get("codes", ())), tuple(charges.get("except_codes", ()))))  # type: ignore[attr-defined]
