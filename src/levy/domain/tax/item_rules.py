@@ -110,7 +110,7 @@ class Band:
     def words(self) -> str:
         top = f"up to {_money(self.band_to)}" if self.band_to is not None else "and above"
         part = f"from {_money(self.band_from + 1)} {top}" if self.band_from else f"the first {_money(self.band_to or 0)}"
-        return f"{self.name}: {part} of each article ({self.source})"
+        return f"{self.name}: {part} of each article"
 
 
 class ItemRules:
@@ -241,7 +241,7 @@ def delivery_counted(lines: Sequence[LineInput], states: Sequence[str | None], n
 
 
 def _said(row: TaxRow, rule: DeliveryRule, words: str) -> TaxRow:
-    return replace(row, detail=f"{row.detail}; {rule.name} ({rule.source}): {words}")
+    return replace(row, detail=f"{row.detail}; {rule.name}: {words}")
 
 
 def _follow(row: TaxRow, rule: DeliveryRule, part: int, whole: int) -> TaxRow:
