@@ -240,12 +240,15 @@ def calculate(
     else:
         shares = [0] * len(inp.lines)
 
+    # Item rules (issue 31): delivery lines are looked at only when the calculation has one.
     items = item_rules or NO_ITEM_RULES
-    states = [None if r is None or not r.supported else r.state
-              for r in (how.resolution if how is not None else res for res, how in zip(resolutions, sourced))]
-    has_charges = any(items.may_be_charge(line.category) for line in inp.lines)
-    counted = delivery_counted(inp.lines, states, [max(0, a - o - s) for a, o, s in zip(amounts, own, shares)],
-                               items) if has_charges else None
+    band_states = items.band_states
+    states: list[str | None] = []
+    counted: list[int] = []  # each line's share of delivery, worked out for the first threshold that counts it
+    has_charges = items.has_charge(inp.lines)
+    if has_charges:
+        states = [None if r is None or not r.supported else r.state
+                  for r in (how.resolution if how is not None else res for res, how in zip(resolutions, sourced))]
     results: list[LineResult] = []
     total = 0
     for idx, line in enumerate(inp.lines):
@@ -274,8 +277,13 @@ def calculate(
             res = how.resolution
         plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
                           how.detail if how is not None else "")
-        bands = items.bands_for(states[idx], line.category, on) if states[idx] is not None else ()
-        rows, tax, before = _line_rows(plan, line.quantity, gross, net, bands, counted[idx] if counted else 0)
+        bands = items.bands_for(res.state, line.category, on) if res.state in band_states else ()
+        extra = 0
+        if has_charges and plan[0] is not None and plan[0].threshold_counts == "price_and_delivery":
+            counted = counted or delivery_counted(
+                inp.lines, states, [max(0, a - o - s) for a, o, s in zip(amounts, own, shares)], items)
+            extra = counted[idx]
+        rows, tax, before = _line_rows(plan, line.quantity, gross, net, bands, extra)
         discounts = _discount_results(line, share, max(0, before - tax))
         results.append(LineResult(line.id, tax, before, rows, discounts, amount, net, resolution=res.level,
                                   sourcing=how.kind if how is not None else ""))
@@ -382,7 +390,7 @@ def _line_rows(
     single-article ``bands`` applied to the rows they concern and ``counted`` (the line's
     share of delivery charges) added to the price a threshold that counts delivery compares."""
     rule, entries = plan
-    counts = bool(counted) and rule is not None and rule.threshold_counts == "price_and_delivery"
+    counts = counted > 0 and rule is not None and rule.threshold_counts == "price_and_delivery"
     rows: list[TaxRow] = []
     total = total_before = 0
     for entry in entries:

@@ -43,11 +43,23 @@ DELIVERY_MODES = ("follows_goods", "taxable_share")
 ROW_TYPES = ("state", "county", "city", "special")
 
 
-def _under(category: str | None, prefixes: tuple[str, ...]) -> bool:
-    """``category`` is one of ``prefixes`` or below one (on a dot boundary)."""
-    if not category:
-        return False
-    return any(category == p or category.startswith(p + ".") for p in prefixes)
+@dataclass(frozen=True, slots=True)
+class Codes:
+    """Category prefixes: a category is under them when it is one or below one (on a dot boundary)."""
+
+    codes: tuple[str, ...]
+    dotted: tuple[str, ...]
+
+    @classmethod
+    def of(cls, codes: Iterable[str]) -> Codes:
+        codes = tuple(codes)
+        return cls(codes, tuple(c + "." for c in codes))
+
+    def __contains__(self, category: object) -> bool:
+        return isinstance(category, str) and (category in self.codes or category.startswith(self.dotted))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.codes)
 
 
 def _money(minor: int) -> str:
@@ -60,8 +72,8 @@ class DeliveryRule:
 
     state: str
     mode: DeliveryMode
-    codes: tuple[str, ...]  # categories that are delivery charges (and so never goods)
-    except_codes: tuple[str, ...]  # delivery charges the rule leaves to taxability (electronic delivery)
+    codes: Codes  # categories that are delivery charges (and so never goods)
+    except_codes: Codes  # delivery charges the rule leaves to taxability (electronic delivery)
     name: str
     source: str
     effective_from: date
@@ -71,10 +83,10 @@ class DeliveryRule:
         return within(on, self.effective_from, self.effective_to)
 
     def is_charge(self, category: str | None) -> bool:
-        return _under(category, self.codes)
+        return category in self.codes
 
     def applies_to(self, category: str | None) -> bool:
-        return _under(category, self.codes) and not _under(category, self.except_codes)
+        return category in self.codes and category not in self.except_codes
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +103,7 @@ class Band:
     effective_from: date
     effective_to: date | None = None
     rate: Decimal | None = None
-    except_codes: tuple[str, ...] = ()
+    except_codes: Codes = Codes((), ())
 
     def covers(self, on: date) -> bool:
         return within(on, self.effective_from, self.effective_to)
@@ -116,10 +128,10 @@ class Band:
 class ItemRules:
     """Immutable index of the item rules by state."""
 
-    __slots__ = ("_bands", "_delivery", "_roots", "charges")
+    __slots__ = ("_bands", "_delivery", "_roots", "band_states", "charges")
 
     def __init__(self, delivery: Iterable[DeliveryRule] = (), bands: Iterable[Band] = (),
-                 charges: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> None:
+                 charges: tuple[Codes, Codes] = (Codes((), ()), Codes((), ()))) -> None:
         d: dict[str, list[DeliveryRule]] = {}
         for r in delivery:
             d.setdefault(r.state, []).append(r)
@@ -128,6 +140,7 @@ class ItemRules:
             b.setdefault(band.state, []).append(band)
         self._delivery = {s: tuple(rs) for s, rs in d.items()}
         self._bands = {s: tuple(bs) for s, bs in b.items()}
+        self.band_states = frozenset(self._bands)  # the states with a band (a quick test)
         # What a delivery charge is where a threshold counts delivery (codes, except codes).
         self.charges = charges
         # The first segments of every delivery code: a line of another category is never a delivery charge.
@@ -151,11 +164,21 @@ class ItemRules:
         found = self._bands.get(state or "")
         if not found:
             return ()
-        return tuple(b for b in found if b.covers(on) and not _under(category, b.except_codes))
+        return tuple(b for b in found if b.covers(on) and category not in b.except_codes)
 
     def may_be_charge(self, category: str | None) -> bool:
         """Whether a line of ``category`` can be a delivery charge under some rule (a quick test)."""
         return category is not None and category.startswith(self._roots)
+
+    def has_charge(self, lines: Iterable[LineInput]) -> bool:
+        """Whether any of ``lines`` can be a delivery charge (:meth:`may_be_charge`, for every line of a calculation)."""
+        roots = self._roots
+        if roots:
+            for line in lines:
+                category = line.category
+                if category is not None and category.startswith(roots):
+                    return True
+        return False
 
 
 NO_ITEM_RULES = ItemRules()
@@ -222,20 +245,20 @@ def delivery_counted(lines: Sequence[LineInput], states: Sequence[str | None], n
     after discounts among the goods of that state (rounded half up per line), for the
     thresholds that count delivery (``threshold_counts``: ``price_and_delivery``); 0 elsewhere."""
     codes, excepted = rules.charges
-    charge = [not ln.is_sales_tax and _under(ln.category, codes) and not _under(ln.category, excepted) for ln in lines]
+    is_goods = [not ln.is_sales_tax and ln.category not in codes for ln in lines]
     delivery: dict[str | None, int] = {}
     goods: dict[str | None, int] = {}
     for i, ln in enumerate(lines):
         if ln.is_sales_tax or states[i] is None:
             continue
-        if charge[i]:
-            delivery[states[i]] = delivery.get(states[i], 0) + nets[i]
-        elif not _under(ln.category, codes):
+        if is_goods[i]:
             goods[states[i]] = goods.get(states[i], 0) + nets[i]
+        elif ln.category not in excepted:
+            delivery[states[i]] = delivery.get(states[i], 0) + nets[i]
     out = [0] * len(lines)
-    for i, ln in enumerate(lines):
+    for i in range(len(lines)):
         total, whole = delivery.get(states[i], 0), goods.get(states[i], 0)
-        if total > 0 and whole > 0 and not ln.is_sales_tax and not _under(ln.category, codes):
+        if total > 0 and whole > 0 and is_goods[i]:
             out[i] = share_half_up(total, nets[i], whole)
     return out
 
@@ -277,7 +300,7 @@ def parse_rules(raw: Mapping[str, object]) -> ItemRules:
     for e in raw.get("delivery", ()):  # type: ignore[attr-defined]
         if e["mode"] not in DELIVERY_MODES:
             raise ValueError(f"item_rules.json delivery {e['state']}: mode must be one of {DELIVERY_MODES}")
-        delivery.append(DeliveryRule(e["state"], e["mode"], tuple(e["codes"]), tuple(e.get("except_codes", ())),
+        delivery.append(DeliveryRule(e["state"], e["mode"], Codes.of(e["codes"]), Codes.of(e.get("except_codes", ())),
                                      e["name"], e["source"], date.fromisoformat(e["effective_from"]),
                                      _day(e.get("effective_to"))))
     for e in raw.get("bands", ()):  # type: ignore[attr-defined]
@@ -290,6 +313,6 @@ def parse_rules(raw: Mapping[str, object]) -> ItemRules:
         bands.append(Band(e["state"], types, lo, int(hi) if hi is not None else None, e["name"], e["source"],
                           date.fromisoformat(e["effective_from"]), _day(e.get("effective_to")),
                           Decimal(e["rate"]) if e.get("rate") is not None else None,
-                          tuple(e.get("except_codes", ()))))
+                          Codes.of(e.get("except_codes", ()))))
     charges = raw.get("delivery_charges") or {}
-    return ItemRules(delivery, bands, (tuple(charges.get("codes", ())), tuple(charges.get("except_codes", ()))))  # type: ignore[attr-defined]
+    return ItemRules(delivery, bands, (Codes.of(charges.get("codes", ())), Codes.of(charges.get("except_codes", ()))))  # type: ignore[attr-defined]
