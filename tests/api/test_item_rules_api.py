@@ -21,10 +21,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from levyserver import LevyServer, Tenant, create_tenant
 from rates_servers import caller, server_with_rates
 from test_calculations import Caller, _Sql, assert_consistent, body, line
+from txn_api import Txn, uid
+from txn_api import body as txn_body
+from txn_api import line as txn_line
 
 HEADER = "State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,EstimatedCityRate," \
          "EstimatedSpecialRate,RiskLevel"
@@ -157,3 +161,23 @@ def test_ct_luxury_threshold_counts_delivery(calc: Caller, seller: Tenant) -> No
     coat, ship = resp["line_items"]
     assert (coat["tax_amount"], coat["taxes"][0]["tax_rate"], ship["tax_amount"]) == ("7673", "0.0775", "127")
     assert "share of delivery" in coat["taxes"][0]["detail"]
+
+
+@pytest.mark.parametrize("transport", ["rest", "grpc"])
+def test_transaction_stores_the_single_article_rows(items_server: LevyServer, seller: Tenant, transport: str) -> None:
+    # A finalized transaction of one $5,000 article in Nashville: the three rows of the calculation
+    # (state 350.00, the single article 2.75% 44.00 on the same jurisdiction, county 36.00 = 430.00) are
+    # stored and read back as they were.
+    with grpc.insecure_channel(items_server.grpc_target) as ch:
+        txn = Txn(transport, items_server, ch, seller.key)
+        try:
+            item = txn_line("1", 500000, None, customer={"address": {"state": "TN", "postal_code": "37201"}})
+            made = txn.create(txn_body(item, status="finalized", reference_id=f"tn-{uid()}"))
+            got = txn.get(made["id"])
+        finally:
+            txn.close()
+    for out in (made, got):
+        li = out["line_items"][0]
+        assert li["tax_amount"] == "43000"
+        assert _rows(li) == [("state", "0.07", "500000", "35000"), ("state", "0.0275", "160000", "4400"),
+                             ("county", "0.0225", "160000", "3600")]
