@@ -9,9 +9,13 @@ from collections.abc import Iterator, Sequence
 from datetime import date
 from pathlib import Path
 
+import grpc
+import httpx
 import pytest
 from levyserver import LevyServer, fresh_database, start_server
-from test_calculations import _levy
+from test_calculations import Caller, _levy
+
+from levy.v1 import calculations_pb2_grpc as pbg
 
 from levy.domain.tax.local_rates import LocalRecord
 
@@ -58,3 +62,9 @@ def server_with_records(kind: str, tmp_path_factory: pytest.TempPathFactory, sou
             yield srv
         finally:
             assert srv.stop() == 0, srv.log()
+
+
+def caller(transport: str, server: LevyServer) -> Iterator[Caller]:
+    """A calculation Caller through ``transport`` ("rest" or "grpc") to ``server``, for a fixture to yield from."""
+    with httpx.Client(base_url=server.http_url, timeout=30) as rest, grpc.insecure_channel(server.grpc_target) as ch:
+        yield Caller(transport, rest, pbg.CalculationServiceStub(ch))

@@ -37,7 +37,7 @@ from levy.domain.tax.model import (
     Registration,
 )
 from levy.domain.transactions import check_transaction_date
-from levy.rates.builtin import load_holidays, load_sourcing, load_taxability
+from levy.rates.builtin import load_holidays, load_item_rules, load_sourcing, load_taxability
 from levy.store import calc_reads
 from levy.store.locations import all_locations
 
@@ -100,6 +100,7 @@ def run_engine(
             inp, ctx.services.rates.table, load_taxability(), prepared.registrations,
             prepared.exemption_settings, prior_errors=prepared.errors, sourcing=load_sourcing(),
             holidays=load_holidays(),
+            item_rules=load_item_rules(),
         )
     except LevyError as e:
         if not shape:

@@ -108,8 +108,8 @@ def state_counties() -> dict[str, dict[str, str]]:
 
 RULE_KEYS = frozenset({
     "code", "attributes", "treatment", "name", "source", "source_url", "unsourced", "effective_from", "effective_to",
-    "rate", "percent", "threshold", "threshold_mode", "local", "local_rate", "local_exceptions", "detail",
-    "depends_on", "note",
+    "rate", "percent", "threshold", "threshold_mode", "threshold_counts", "local", "local_rate", "local_exceptions",
+    "detail", "depends_on", "note",
 })
 LOCAL_EXCEPTION_KEYS = frozenset({"types", "codes", "local", "rate"})
 
@@ -120,7 +120,15 @@ def _dec(v: Any) -> Decimal | None:
 
 def _rule(state: str, r: dict[str, Any]):  # type: ignore[no-untyped-def]
     """One rule of ``<ST>.json`` (keys: docs/tax-engine.md, "Taxability rules"); a bad rule is a ValueError."""
-    from levy.domain.tax.taxability import LOCAL_MODES, LOCAL_TYPES, THRESHOLD_MODES, TREATMENTS, LocalException, Rule
+    from levy.domain.tax.taxability import (
+        LOCAL_MODES,
+        LOCAL_TYPES,
+        THRESHOLD_COUNTS,
+        THRESHOLD_MODES,
+        TREATMENTS,
+        LocalException,
+        Rule,
+    )
 
     where = f"{state} {r.get('code')!r} {r.get('attributes', [])} from {r.get('effective_from')}"
     unknown = set(r) - RULE_KEYS
@@ -141,6 +149,9 @@ def _rule(state: str, r: dict[str, Any]):  # type: ignore[no-untyped-def]
             raise ValueError(f"{where}: a threshold rule needs a threshold and a threshold_mode of {THRESHOLD_MODES}")
         if r["threshold_mode"] == "rate_above" and r.get("rate") is None:
             raise ValueError(f"{where}: threshold_mode rate_above needs a rate")
+    counts = r.get("threshold_counts", "price")
+    if counts not in THRESHOLD_COUNTS or (counts != "price" and r.get("threshold_mode") == "exempt_up_to"):
+        raise ValueError(f"{where}: threshold_counts must be one of {THRESHOLD_COUNTS} (price only for exempt_up_to)")
     local = r.get("local", "follow")
     if local not in LOCAL_MODES:
         raise ValueError(f"{where}: unknown local mode {local!r}")
@@ -163,6 +174,7 @@ def _rule(state: str, r: dict[str, Any]):  # type: ignore[no-untyped-def]
         percent=_dec(r.get("percent")),
         threshold=r.get("threshold"),
         threshold_mode=r.get("threshold_mode"),
+        threshold_counts=counts,
         local=local,
         local_rate=_dec(r.get("local_rate")),
         local_exceptions=tuple(exceptions),
@@ -210,6 +222,14 @@ def load_holidays():  # type: ignore[no-untyped-def]
 def holidays_not_included() -> list[dict[str, str]]:
     """The holidays the data leaves out, with why (``holidays.json`` ``not_included``)."""
     return list(_read_json("holidays.json").get("not_included", ()))
+
+
+@lru_cache(maxsize=1)
+def load_item_rules():  # type: ignore[no-untyped-def]
+    """The item rules (``item_rules.json``, issue 31): delivery that follows the goods, single-article bands."""
+    from levy.domain.tax.item_rules import parse_rules
+
+    return parse_rules(_read_json("item_rules.json"))
 
 
 @lru_cache(maxsize=1)

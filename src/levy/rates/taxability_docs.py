@@ -14,6 +14,7 @@ from datetime import date
 from decimal import Decimal
 
 from levy.domain.tax.holidays import Holidays
+from levy.domain.tax.item_rules import ItemRules
 from levy.domain.tax.taxability import Rule, Taxability
 
 AS_OF = date(2026, 11, 24)
@@ -53,6 +54,8 @@ def treatment_text(r: Rule, short: bool = False) -> str:
             s = f"E first {amount}" if short else f"first {amount} per item exempt"
         else:
             s = f"{_pct(r.rate)}>{amount}" if short else f"state rate {_pct(r.rate)} per item above {amount}"
+    if r.threshold_counts == "price_and_delivery":
+        s += "+D" if short else " (the price plus its share of delivery)"
     local = ""
     if r.local_rate is not None:
         local = f"+L {_pct(r.local_rate)}" if short else f"; statewide local {_pct(r.local_rate)}"
@@ -70,11 +73,10 @@ def treatment_text(r: Rule, short: bool = False) -> str:
 def source_link(r: Rule) -> str:
     if r.unsourced:
         return "**unsourced**" + (f": {_cell(r.source)}" if r.source else "")
-    url = r.source_url or next(iter(_URL.findall(r.source)), "")
-    text = _cell(r.source)
-    if len(text) > 160:
-        text = text[:157] + "..."
-    return f"[source]({url}) {text}" if url else text
+    if r.source_url:
+        text = _cell(r.source)
+        return f"[source]({r.source_url}) {text[:157] + '...' if len(text) > 160 else text}"
+    return _linked(r.source)
 
 
 def _cell(text: str) -> str:
@@ -90,7 +92,8 @@ def leaf_codes(codes: Iterable[str]) -> list[str]:
 
 
 def render(rules: Taxability, codes: Sequence[str], state_names: dict[str, str],
-           holidays: Holidays | None = None, holidays_left_out: Sequence[dict[str, str]] = ()) -> str:
+           holidays: Holidays | None = None, holidays_left_out: Sequence[dict[str, str]] = (),
+           items: ItemRules | None = None) -> str:
     states = sorted(rules.states)
     by_state = {s: list(rules.all_rules(s)) for s in states}
     out = [
@@ -106,7 +109,8 @@ def render(rules: Taxability, codes: Sequence[str], state_names: dict[str, str],
         "below / at or below; E first $n the first $n of each item exempt; n%>$n state rate n% above $n per item;",
         "+L local taxes apply where the state exempts or reduces (+L n%: statewide local rate); L0 locals exempt;",
         "`*` the answer changes with an attribute (see the state's section); `?` unsourced; `H` exempt (under a price",
-        "limit) during a sales tax holiday of the state (see \"Sales tax holidays\" below).",
+        "limit) during a sales tax holiday of the state (see \"Sales tax holidays\" below); `^` a single-article cap",
+        "or band applies (see \"Item rules\" below the matrix); +D the threshold counts the item's share of delivery.",
         "",
     ]
     leaves = leaf_codes(codes)
@@ -120,9 +124,12 @@ def render(rules: Taxability, codes: Sequence[str], state_names: dict[str, str],
                 mark = "*" if r.depends_on or _has_attribute_variant(rules, s, code) else ""
                 mark += "?" if r.unsourced else ""
                 mark += "H" if holidays is not None and _in_holiday(holidays, s, code) else ""
+                mark += "^" if items is not None and items.bands_for(s, code, AS_OF) else ""
                 cells.append(treatment_text(r, short=True) + mark)
             out.append(f"| {code} | " + " | ".join(cells) + " |")
         out.append("")
+    if items is not None:
+        out += item_rules_section(items, states)
     if holidays is not None:
         out += render_holidays(holidays, state_names, holidays_left_out)
     unsourced = [(s, r) for s in states for r in by_state[s] if r.unsourced]
@@ -176,6 +183,43 @@ def render_holidays(holidays: Holidays, state_names: dict[str, str],
     return out
 
 
+def item_rules_section(items: ItemRules, states: Sequence[str]) -> list[str]:
+    """The item rules (``item_rules.json``): single-article caps and bands, delivery that follows the goods."""
+    out = ["## Item rules: single-article caps and bands, delivery that follows the goods", "",
+           "From `src/levy/data/tax/item_rules.json` (docs/tax-engine.md, \"Item rules\"). A cap limits the base of the",
+           "rows of its types to the band of each article's price; a band with a rate adds a row of that rate on the",
+           "band. Every code is concerned but those listed as excepted.", "",
+           "| State | Rows | Band of one article's price | Extra rate | Except | In force | Rule | Source |",
+           "|---|---|---|---|---|---|---|---|"]
+    for s in states:
+        for b in items.bands(s):
+            top = f"up to {_dollars(b.band_to)}" if b.band_to is not None else "and above"
+            band = f"above {_dollars(b.band_from)} {top}" if b.band_from else f"the first {_dollars(b.band_to)}"
+            out.append(f"| {s} | {'/'.join(sorted(b.types))} | {band} | {_pct(b.rate) if b.rate is not None else 'cap'} | "
+                       f"{', '.join(b.except_codes)} | {b.effective_from.isoformat()} – "
+                       f"{b.effective_to.isoformat() if b.effective_to else ''} | {_cell(b.name)} | {_linked(b.source)} |")
+    out += ["", "Delivery, shipping and handling lines (the codes listed) in these states are taxed against the goods of",
+            "the same calculation delivered in the state: *follows the goods* exempts the delivery when every good is",
+            "exempt (taxed in full otherwise); *taxable share* taxes it in the taxable goods' share of the goods' price,",
+            "per jurisdiction. Elsewhere the SHIPPING rules of the state's section decide (taxed always, or exempt when",
+            "separately stated).", "",
+            "| State | Mode | Codes | Except | In force | Rule | Source |", "|---|---|---|---|---|---|---|"]
+    for s in states:
+        for d in items.delivery(s):
+            out.append(f"| {s} | {d.mode.replace('_', ' ')} | {', '.join(d.codes)} | {', '.join(d.except_codes)} | "
+                       f"{d.effective_from.isoformat()} – {d.effective_to.isoformat() if d.effective_to else ''} | "
+                       f"{_cell(d.name)} | {_linked(d.source)} |")
+    return [*out, ""]
+
+
+def _linked(source: str) -> str:
+    url = next(iter(_URL.findall(source)), "")
+    text = _cell(source)
+    if len(text) > 160:
+        text = text[:157] + "..."
+    return f"[source]({url}) {text}" if url else text
+
+
 def _has_attribute_variant(rules: Taxability, state: str, code: str) -> bool:
     parts = code.split(".")
     return any(r.attributes for n in range(len(parts), -1, -1) for r in rules.rules(state, ".".join(parts[:n])))
@@ -184,8 +228,8 @@ def _has_attribute_variant(rules: Taxability, state: str, code: str) -> bool:
 def current() -> str:
     """The document for the built-in data."""
     from levy.domain.taxcodes import load_catalogue
-    from levy.rates.builtin import holidays_not_included, load_holidays, load_states, load_taxability
+    from levy.rates.builtin import holidays_not_included, load_holidays, load_item_rules, load_states, load_taxability
 
     codes = [t.code for t in load_catalogue().tax_codes]
     return render(load_taxability(), codes, {s.code: s.name for s in load_states()}, load_holidays(),
-                  holidays_not_included()) + "\n"
+                  holidays_not_included(), load_item_rules()) + "\n"

@@ -98,7 +98,8 @@ def test_generated_docs_are_up_to_date():
 @pytest.mark.parametrize("state, code, cell", [
     ("AR", "FOOD.GROCERY.GENERAL", "E+L"),  # state 0% from 2026 (Act 1008), local taxes apply
     ("AL", "FOOD.GROCERY.GENERAL", "R 2%"),  # reduced state food rate
-    ("CT", "CLOTHING.APPAREL.GENERAL", "7.75%>$1,000"),  # luxury rate above $1,000 per item
+    ("CT", "CLOTHING.APPAREL.GENERAL", "7.75%>$1,000+D"),  # luxury rate above $1,000 per item, delivery counted
+    ("TN", "GENERAL.TANGIBLE.GOODS", "T^"),  # single-article cap and band (item_rules.json)
     ("MA", "CLOTHING.APPAREL.GENERAL", "E first $175"),
     ("AZ", "SERVICES.INSTALLATION.REAL_PROPERTY", "P 65%"),
     ("CA", "MEDICAL.DEVICES.PROSTHETIC", "T*"),  # changes with _PRESCRIPTION

@@ -6,6 +6,7 @@ See docs/tax-engine.md for the method (amounts, discounts, rounding, rules).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from fractions import Fraction
@@ -14,6 +15,7 @@ from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import MAX_AMOUNT, allocate, currency_exponent, mul_round, range_errors, round_half_up
 from levy.domain.tax.calc_errors import combine_errors, sales_tax_error
 from levy.domain.tax.holidays import HolidayMatch, Holidays
+from levy.domain.tax.item_rules import NO_ITEM_RULES, Band, ItemRules, banded, delivery_counted, delivery_rows
 from levy.domain.tax.model import (
     CalculationInput,
     CalculationResult,
@@ -74,9 +76,11 @@ Terms = tuple[Decimal, Decimal | None, int | None, str | None]
 _EXEMPT: Terms = (_ZERO, None, None, "non_taxable_product")
 
 
-def _terms(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> Terms:
+def _terms(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal, counted: int = 0) -> Terms:
     """How ``rule`` taxes one jurisdiction row of a line; ``amount`` (the line's price before tax)
-    decides the per-item price thresholds. :func:`_apply` turns the terms into figures."""
+    decides the per-item price thresholds. :func:`_apply` turns the terms into figures.
+    ``counted``: the line's share of delivery charges, added to the per-item price a
+    threshold compares when the rule's ``threshold_counts`` says so."""
     treatment = rule.treatment
     rate = j.rate
     if j.type == "state":
@@ -105,7 +109,8 @@ def _terms(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> T
         mode = rule.threshold_mode
         if mode == "exempt_up_to":
             return rate, None, round_half_up(rule.threshold * quantity), None
-        per_item = amount / quantity if quantity else Decimal(amount)
+        compared = amount + counted if rule.threshold_counts == "price_and_delivery" else amount
+        per_item = compared / quantity if quantity else Decimal(compared)
         if mode == "rate_above":
             if j.type == "state" and rule.rate is not None and per_item > rule.threshold:
                 rate = rule.rate
@@ -127,10 +132,13 @@ def _apply(terms: Terms, amount: int) -> tuple[int, Decimal, int, str | None]:
     return base, rate, mul_round(base, rate) if base and rate else 0, None
 
 
-def _taxed(rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal) -> tuple[int, Decimal, int, str | None]:
+def _taxed(
+    rule: Rule, j: JurisdictionRate, amount: int, quantity: Decimal, counted: int = 0
+) -> tuple[int, Decimal, int, str | None]:
     """Apply a taxability rule to one jurisdiction row for a (non-negative) amount:
-    (taxable base, rate, tax, exempt reason or None). The rule's name is the row's."""
-    return _apply(_terms(rule, j, amount, quantity), amount)
+    (taxable base, rate, tax, exempt reason or None). The rule's name is the row's.
+    ``counted``: the line's share of delivery charges (see :func:`_terms`)."""
+    return _apply(_terms(rule, j, amount, quantity, counted), amount)
 
 
 def _pre_tax(terms: Sequence[Terms], amount: int) -> int:
@@ -275,6 +283,7 @@ def calculate(
     prior_errors: Iterable[LevyError] = (),
     sourcing: SourcingTable | None = None,
     holidays: Holidays | None = None,
+    item_rules: ItemRules | None = None,
 ) -> CalculationResult:
     """Tax due for ``inp``, by line and jurisdiction.
 
@@ -284,6 +293,8 @@ def calculate(
     for lines with a ``ship_from``; without it (or a ship-from) a line is taxed
     at its delivery address. ``holidays``: the sales tax holidays
     (:mod:`levy.domain.tax.holidays`); without them no line is exempted by one.
+    ``item_rules``: delivery that follows the goods and single-article bands
+    (:mod:`levy.domain.tax.item_rules`); without them neither applies.
     Raises ValidationFailed (422) for input problems.
     """
     settings = settings or ExemptionSettings()
@@ -309,6 +320,15 @@ def calculate(
     else:
         shares = [0] * len(inp.lines)
 
+    # Item rules (issue 31): delivery lines are looked at only when the calculation has one.
+    items = item_rules or NO_ITEM_RULES
+    band_states = items.band_states
+    states: list[str | None] = []
+    counted: list[int] = []  # each line's share of delivery, worked out for the first threshold that counts it
+    has_charges = items.has_charge(inp.lines)
+    if has_charges:
+        states = [None if r is None or not r.supported else r.state
+                  for r in (how.resolution if how is not None else res for res, how in zip(resolutions, sourced))]
     results: list[LineResult] = []
     total = 0
     for idx, line in enumerate(inp.lines):
@@ -340,14 +360,30 @@ def calculate(
                           how.detail if how is not None else "", holiday)
         if line.inclusive:
             # Amounts before tax: the price (net) and the amount before discounts less the tax it includes.
+            # Single-article bands and delivery counted toward a threshold apply to tax-exclusive lines only.
             rows, tax, before, net = _inclusive_line_rows(plan, line.quantity, gross, net)
             amount -= before
         else:
-            rows, tax, before = _line_rows(plan, line.quantity, gross, net)
+            bands = items.bands_for(res.state, line.category, on) if res.state in band_states else ()
+            extra = 0
+            if has_charges and plan[0] is not None and plan[0].threshold_counts == "price_and_delivery":
+                counted = counted or delivery_counted(
+                    inp.lines, states, [max(0, a - o - s) for a, o, s in zip(amounts, own, shares)], items)
+                extra = counted[idx]
+            rows, tax, before = _line_rows(plan, line.quantity, gross, net, bands, extra)
         discounts = _discount_results(line, share, max(0, before - tax))
         results.append(LineResult(line.id, tax, before, rows, discounts, amount, net, resolution=res.level,
                                   sourcing=how.kind if how is not None else "", inclusive=line.inclusive))
         total += tax
+    if has_charges:
+        for idx, rows in delivery_rows(inp.lines, states, results, items, on):
+            if inp.lines[idx].inclusive:  # delivery rules reshape tax-exclusive charges only
+                continue
+            tax = sum(r.tax_amount for r in rows)
+            before = sum(r.tax_amount_before_discounts for r in rows)
+            total += tax - results[idx].tax_amount
+            results[idx] = replace(results[idx], taxes=rows, tax_amount=tax, tax_amount_before_discounts=before,
+                                   discounts=_discount_results(inp.lines[idx], shares[idx], max(0, before - tax)))
     return CalculationResult(total, inp.currency, tuple(results))
 
 
@@ -442,11 +478,15 @@ def _line_plan(
 
 
 def _line_rows(
-    plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int
+    plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int,
+    bands: tuple[Band, ...] = (), counted: int = 0,
 ) -> tuple[tuple[TaxRow, ...], int, int]:
     """A line's rows, its plan (:func:`_line_plan`) applied to its amounts, with their
-    tax and tax before discounts summed (the plan's finished rows carry none)."""
+    tax and tax before discounts summed (the plan's finished rows carry none), the
+    single-article ``bands`` applied to the rows they concern and ``counted`` (the line's
+    share of delivery charges) added to the price a threshold that counts delivery compares."""
     rule, entries = plan
+    counts = counted > 0 and rule is not None and rule.threshold_counts == "price_and_delivery"
     rows: list[TaxRow] = []
     total = total_before = 0
     for entry in entries:
@@ -455,10 +495,23 @@ def _line_rows(
             continue
         j, is_reg, detail = entry  # type: ignore[misc]
         assert rule is not None
-        base, rate, tax, reason = _taxed(rule, j, net, quantity)
-        before = _taxed(rule, j, gross, quantity)[2] if gross != net else tax
-        rows.append(TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
-                           before, j.sourcing))
+        base, rate, tax, reason = _taxed(rule, j, net, quantity, counted)
+        if counts:
+            detail = f"{detail}; the threshold compares the price plus the item's share of delivery ({counted} of delivery)"
+        gross_base = base
+        if gross != net:
+            gross_base, _, before, _ = _taxed(rule, j, gross, quantity, counted)
+        else:
+            before = tax
+        row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
+                     before, j.sourcing)
+        if bands:  # single-article bands (item rules): the row capped, rows added
+            for banded_row in banded(bands, row, gross_base, quantity):
+                rows.append(banded_row)
+                total += banded_row.tax_amount
+                total_before += banded_row.tax_amount_before_discounts
+            continue
+        rows.append(row)
         total += tax
         total_before += before
     return tuple(rows), total, total_before

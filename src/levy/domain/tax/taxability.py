@@ -28,6 +28,8 @@ ThresholdMode = Literal["exempt_below", "exempt_at_or_below", "exempt_up_to", "r
 TREATMENTS = ("taxable", "exempt", "reduced", "percentage", "threshold")
 LOCAL_MODES = ("follow", "exempt", "taxable")
 THRESHOLD_MODES = ("exempt_below", "exempt_at_or_below", "exempt_up_to", "rate_above")
+ThresholdCounts = Literal["price", "price_and_delivery"]
+THRESHOLD_COUNTS = ("price", "price_and_delivery")
 LOCAL_TYPES = ("county", "city", "special")
 
 
@@ -63,6 +65,11 @@ class Rule:
       ``exempt_at_or_below`` exempts items priced at or below ``threshold``;
       ``rate_above`` taxes the state row at ``rate`` when the per-item price is
       above ``threshold`` (CT luxury goods 7.75%), else at the state rate.
+      ``threshold_counts``: what the per-item price compared with the threshold
+      counts: ``price`` (the item's price after discounts) or
+      ``price_and_delivery`` (plus the item's share of the delivery charges of
+      the calculation in the same state, by price: a state whose "sales price"
+      includes delivery charges).
     * ``local``: ``follow`` (same treatment, local rates), ``exempt`` or
       ``taxable`` (full local tax even where the state exempts).
     * ``local_rate``: rate of the statewide mandatory local portion under this
@@ -87,6 +94,7 @@ class Rule:
     percent: Decimal | None = None
     threshold: int | None = None
     threshold_mode: ThresholdMode | None = None
+    threshold_counts: ThresholdCounts = "price"
     local: LocalMode = "follow"
     local_rate: Decimal | None = None
     local_exceptions: tuple[LocalException, ...] = ()
