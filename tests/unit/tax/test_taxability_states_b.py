@@ -164,6 +164,8 @@ CASES = [
     ("WI repair", "WI", "SERVICES.REPAIR.TANGIBLE", (), "1", 10000, None, None, 500, "Repair", "Wis. Stat. 77.52(2)(a)10"),
     ("NJ candy", "NJ", "FOOD.CANDY.GENERAL", (), "1", 1000, None, None, 66, "Candy taxable", "N.J.S.A. 54:32B-8.2"),  # 66.25 -> 66
     ("NJ bottled water", "NJ", "FOOD.GROCERY.BOTTLED_WATER", (), "1", 1000, None, None, 0, "Bottled water", "N.J.S.A. 54:32B-8.2"),
+    # N.J.S.A. 54:32B-8.2(a) exempts "food and food ingredients and dietary supplements": $10 -> 0
+    ("NJ dietary supplement", "NJ", "FOOD.SUPPLEMENTS.DIETARY", (), "1", 1000, None, None, 0, "Dietary supplements exempt", "N.J.S.A. 54:32B-8.2(a)"),
     ("NJ fur clothing", "NJ", "CLOTHING.APPAREL.FUR", (), "1", 100000, None, None, 6625, "Fur", "N.J.S.A. 54:32B-8.4"),
     ("NJ clothing", "NJ", "CLOTHING.APPAREL.GENERAL", (), "1", 10000, None, None, 0, "Clothing exempt", "N.J.S.A. 54:32B-8.4"),
     ("NJ janitorial", "NJ", "SERVICES.MAINTENANCE.JANITORIAL", (), "1", 10000, None, None, 663, "real property", "N.J.S.A. 54:32B-3(b)(4)"),  # 662.5
@@ -177,6 +179,8 @@ CASES = [
     ("PA wheelchair", "PA", "MEDICAL.DEVICES.MOBILITY", (), "1", 30000, None, None, 0, "Medical devices exempt", "72 P.S. 7204(17)"),
     ("TX candy", "TX", "FOOD.CANDY.GENERAL", (), "1", 1000, None, None, 63, "Candy taxable", "Tex. Tax Code 151.314"),  # 62.5 -> 63
     ("TX bottled water", "TX", "FOOD.GROCERY.BOTTLED_WATER", (), "1", 1000, None, None, 0, "Bottled water", "Tex. Tax Code 151.314"),
+    # Comptroller Publication 94-155 and STAR 200311235L: no tax is due on dietary supplements: $10 -> 0
+    ("TX dietary supplement", "TX", "FOOD.SUPPLEMENTS.DIETARY", (), "1", 1000, None, None, 0, "Dietary supplements exempt", "STAR 200311235L"),
     ("TX information service 80%", "TX", "SERVICES.INFORMATION.GENERAL", (), "1", 10000, None, None, 500, "80%", "151.351 (20% of the price of information services exempt)"),  # 80 x 6.25%
     ("TX magazine single copy", "TX", "PUBLICATIONS.PERIODICALS.MAGAZINES", (), "1", 1000, None, None, 63, "Magazines taxable", "Tex. Tax Code 151.320"),
     ("TX magazine subscription", "TX", "PUBLICATIONS.PERIODICALS.MAGAZINES", ("_SUBSCRIPTION",), "1", 1000, None, None, 0, "subscriptions exempt", "Tex. Tax Code 151.320"),
