@@ -193,6 +193,8 @@ CASES = [
     ("PR grocery", "PR", "FOOD.GROCERY.GENERAL", (), "1", 1000, None, None, 0, "exempt from IVU", "sec. 4030.11"),
     ("NE candy", "NE", "FOOD.CANDY.GENERAL", (), "1", 1000, None, None, 0, "Candy treated as food", "Neb. Rev. Stat. 77-2704.24"),
     ("NE soft drink", "NE", "FOOD.SOFT_DRINKS.GENERAL", (), "1", 1000, None, None, 0, "Soft drinks treated as food", "Neb. Rev. Stat. 77-2704.24"),
+    # 77-2704.24(2)(c): food does not include dietary supplements: $10 x 5.5% = 55
+    ("NE dietary supplement", "NE", "FOOD.SUPPLEMENTS.DIETARY", (), "1", 1000, None, None, 55, "Dietary supplements taxable", "77-2704.24(1)"),
     ("NE alcohol", "NE", "FOOD.GROCERY.ALCOHOL", (), "1", 1000, None, None, 55, "Alcoholic", "Neb. Rev. Stat. 77-2704.24"),  # 5.5%
     ("SD grocery taxable", "SD", "FOOD.GROCERY.GENERAL", (), "1", 1000, None, None, 42, "Groceries taxable", "SDCL 10-45-2 (food taxable; no exemption)"),
     ("SD repair", "SD", "SERVICES.REPAIR.TANGIBLE", (), "1", 10000, None, None, 420, "Repair", "SDCL 10-45-4"),
@@ -203,6 +205,8 @@ CASES = [
     ("WV grocery", "WV", "FOOD.GROCERY.GENERAL", (), "1", 1000, None, None, 0, "Groceries exempt", "W. Va. Code 11-15-3a"),
     ("WY grocery", "WY", "FOOD.GROCERY.GENERAL", (), "1", 1000, None, None, 0, "Groceries exempt", "W.S. 39-15-105"),
     ("NV grocery", "NV", "FOOD.GROCERY.GENERAL", (), "1", 1000, None, None, 0, "Groceries exempt", "NRS 372.284"),
+    # NRS 360B.445: food excludes dietary supplements: $10 x 4.6% state = 46, + statewide local 2.25% = 22.5 -> 23; 69
+    ("NV dietary supplement", "NV", "FOOD.SUPPLEMENTS.DIETARY", (), "1", 1000, None, None, 69, "Dietary supplements taxable", "NRS 360B.445"),
     ("OR no tax", "OR", "SERVICES.REPAIR.TANGIBLE", (), "1", 10000, None, None, 0, "no state sales tax", "Oregon has no sales tax"),
     ("NH no tax", "NH", "DIGITAL.STREAMING.VIDEO", (), "1", 1000, None, None, 0, "no state sales tax", "New Hampshire has no general sales tax"),
     ("RI candy", "RI", "FOOD.CANDY.GENERAL", (), "1", 1000, None, None, 70, "Candy taxable", "R.I. Gen. Laws 44-18-30(9)"),
