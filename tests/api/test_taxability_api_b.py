@@ -36,6 +36,10 @@ CASES = [
     ("TX magazine subscription", "TX", ["PUBLICATIONS.PERIODICALS.MAGAZINES._SUBSCRIPTION"], 1000, None, 0, "subscriptions",
      "Tex. Tax Code 151.320"),
     ("DC soft drink 8%", "DC", ["FOOD.SOFT_DRINKS.GENERAL"], 1000, None, 80, "8%", "D.C. Code 47-2002"),
+    # Comptroller Publication 94-155 and STAR 200311235L: no tax is due on dietary supplements: 10.00 -> 0
+    ("TX dietary supplement", "TX", ["FOOD.SUPPLEMENTS.DIETARY"], 1000, None, 0, "Dietary supplements exempt", "STAR 200311235L"),
+    # Neb. Rev. Stat. 77-2704.24(2)(c): food does not include dietary supplements: 10.00 x 5.5% = 55
+    ("NE dietary supplement", "NE", ["FOOD.SUPPLEMENTS.DIETARY"], 1000, None, 55, "Dietary supplements taxable", "77-2704.24"),
 ]
 
 

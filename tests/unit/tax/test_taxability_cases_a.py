@@ -116,6 +116,8 @@ CASES = [
     # Florida (6%).
     ("FL candy 6%", "FL", "FOOD.CANDY.GENERAL", (), 10000, None, False, 600, None, "212.08(1)"),
     ("FL bottled water exempt", "FL", "FOOD.GROCERY.BOTTLED_WATER", (), 10000, None, False, 0, None, "212.08(1)"),
+    # Fla. DOR TAA 12A-030: a dietary supplement is a food product exempt under 212.08(1): 100 -> 0
+    ("FL supplements exempt", "FL", "FOOD.SUPPLEMENTS.DIETARY", (), 10000, None, False, 0, None, "TAA 12A-030"),
     ("FL nonresidential cleaning 6%", "FL", "SERVICES.MAINTENANCE.JANITORIAL", (), 10000, None, False, 600, None, "212.05(1)(i)"),
     ("FL OTC exempt", "FL", "MEDICAL.OTC.DRUGS", (), 10000, None, False, 0, None, "212.08(2)(a)"),
     ("FL gym membership 6%", "FL", "MEMBERSHIPS.CLUB.FITNESS", (), 10000, None, False, 600, None, "212.04"),
@@ -191,6 +193,8 @@ CASES = [
     # Maine (5.5%; prepared food 8%).
     ("ME prepared food 8%", "ME", "FOOD.PREPARED.RESTAURANT", (), 10000, None, False, 800, None, "1811"),
     ("ME candy 5.5%", "ME", "FOOD.CANDY.GENERAL", (), 10000, None, False, 550, None, "1752(3-B)"),
+    # 36 M.R.S. 1752(3-B): "water, including mineral bottled and carbonated waters" is not a grocery staple: 100 x 5.5%
+    ("ME bottled water 5.5%", "ME", "FOOD.GROCERY.BOTTLED_WATER", (), 10000, None, False, 550, None, "1752(3-B)"),
     ("ME groceries exempt", "ME", "FOOD.GROCERY.GENERAL", (), 10000, None, False, 0, None, "1760(3)"),
     # Michigan (SST; 6%): candy and soft drinks are food; supplements are not.
     ("MI candy exempt", "MI", "FOOD.CANDY.GENERAL", (), 10000, None, False, 0, None, "205.54g"),

@@ -164,6 +164,8 @@ CASES = [
     ("WI repair", "WI", "SERVICES.REPAIR.TANGIBLE", (), "1", 10000, None, None, 500, "Repair", "Wis. Stat. 77.52(2)(a)10"),
     ("NJ candy", "NJ", "FOOD.CANDY.GENERAL", (), "1", 1000, None, None, 66, "Candy taxable", "N.J.S.A. 54:32B-8.2"),  # 66.25 -> 66
     ("NJ bottled water", "NJ", "FOOD.GROCERY.BOTTLED_WATER", (), "1", 1000, None, None, 0, "Bottled water", "N.J.S.A. 54:32B-8.2"),
+    # N.J.S.A. 54:32B-8.2(a) exempts "food and food ingredients and dietary supplements": $10 -> 0
+    ("NJ dietary supplement", "NJ", "FOOD.SUPPLEMENTS.DIETARY", (), "1", 1000, None, None, 0, "Dietary supplements exempt", "N.J.S.A. 54:32B-8.2(a)"),
     ("NJ fur clothing", "NJ", "CLOTHING.APPAREL.FUR", (), "1", 100000, None, None, 6625, "Fur", "N.J.S.A. 54:32B-8.4"),
     ("NJ clothing", "NJ", "CLOTHING.APPAREL.GENERAL", (), "1", 10000, None, None, 0, "Clothing exempt", "N.J.S.A. 54:32B-8.4"),
     ("NJ janitorial", "NJ", "SERVICES.MAINTENANCE.JANITORIAL", (), "1", 10000, None, None, 663, "real property", "N.J.S.A. 54:32B-3(b)(4)"),  # 662.5
@@ -177,6 +179,8 @@ CASES = [
     ("PA wheelchair", "PA", "MEDICAL.DEVICES.MOBILITY", (), "1", 30000, None, None, 0, "Medical devices exempt", "72 P.S. 7204(17)"),
     ("TX candy", "TX", "FOOD.CANDY.GENERAL", (), "1", 1000, None, None, 63, "Candy taxable", "Tex. Tax Code 151.314"),  # 62.5 -> 63
     ("TX bottled water", "TX", "FOOD.GROCERY.BOTTLED_WATER", (), "1", 1000, None, None, 0, "Bottled water", "Tex. Tax Code 151.314"),
+    # Comptroller Publication 94-155 and STAR 200311235L: no tax is due on dietary supplements: $10 -> 0
+    ("TX dietary supplement", "TX", "FOOD.SUPPLEMENTS.DIETARY", (), "1", 1000, None, None, 0, "Dietary supplements exempt", "STAR 200311235L"),
     ("TX information service 80%", "TX", "SERVICES.INFORMATION.GENERAL", (), "1", 10000, None, None, 500, "80%", "151.351 (20% of the price of information services exempt)"),  # 80 x 6.25%
     ("TX magazine single copy", "TX", "PUBLICATIONS.PERIODICALS.MAGAZINES", (), "1", 1000, None, None, 63, "Magazines taxable", "Tex. Tax Code 151.320"),
     ("TX magazine subscription", "TX", "PUBLICATIONS.PERIODICALS.MAGAZINES", ("_SUBSCRIPTION",), "1", 1000, None, None, 0, "subscriptions exempt", "Tex. Tax Code 151.320"),
@@ -189,6 +193,8 @@ CASES = [
     ("PR grocery", "PR", "FOOD.GROCERY.GENERAL", (), "1", 1000, None, None, 0, "exempt from IVU", "sec. 4030.11"),
     ("NE candy", "NE", "FOOD.CANDY.GENERAL", (), "1", 1000, None, None, 0, "Candy treated as food", "Neb. Rev. Stat. 77-2704.24"),
     ("NE soft drink", "NE", "FOOD.SOFT_DRINKS.GENERAL", (), "1", 1000, None, None, 0, "Soft drinks treated as food", "Neb. Rev. Stat. 77-2704.24"),
+    # 77-2704.24(2)(c): food does not include dietary supplements: $10 x 5.5% = 55
+    ("NE dietary supplement", "NE", "FOOD.SUPPLEMENTS.DIETARY", (), "1", 1000, None, None, 55, "Dietary supplements taxable", "77-2704.24(1)"),
     ("NE alcohol", "NE", "FOOD.GROCERY.ALCOHOL", (), "1", 1000, None, None, 55, "Alcoholic", "Neb. Rev. Stat. 77-2704.24"),  # 5.5%
     ("SD grocery taxable", "SD", "FOOD.GROCERY.GENERAL", (), "1", 1000, None, None, 42, "Groceries taxable", "SDCL 10-45-2 (food taxable; no exemption)"),
     ("SD repair", "SD", "SERVICES.REPAIR.TANGIBLE", (), "1", 10000, None, None, 420, "Repair", "SDCL 10-45-4"),
@@ -199,6 +205,8 @@ CASES = [
     ("WV grocery", "WV", "FOOD.GROCERY.GENERAL", (), "1", 1000, None, None, 0, "Groceries exempt", "W. Va. Code 11-15-3a"),
     ("WY grocery", "WY", "FOOD.GROCERY.GENERAL", (), "1", 1000, None, None, 0, "Groceries exempt", "W.S. 39-15-105"),
     ("NV grocery", "NV", "FOOD.GROCERY.GENERAL", (), "1", 1000, None, None, 0, "Groceries exempt", "NRS 372.284"),
+    # NRS 360B.445: food excludes dietary supplements: $10 x 4.6% state = 46, + statewide local 2.25% = 22.5 -> 23; 69
+    ("NV dietary supplement", "NV", "FOOD.SUPPLEMENTS.DIETARY", (), "1", 1000, None, None, 69, "Dietary supplements taxable", "NRS 360B.445"),
     ("OR no tax", "OR", "SERVICES.REPAIR.TANGIBLE", (), "1", 10000, None, None, 0, "no state sales tax", "Oregon has no sales tax"),
     ("NH no tax", "NH", "DIGITAL.STREAMING.VIDEO", (), "1", 1000, None, None, 0, "no state sales tax", "New Hampshire has no general sales tax"),
     ("RI candy", "RI", "FOOD.CANDY.GENERAL", (), "1", 1000, None, None, 70, "Candy taxable", "R.I. Gen. Laws 44-18-30(9)"),
