@@ -133,7 +133,7 @@ CASES = [
          lambda r, v, m: ppb.UpdateProductRequest(product_id=r["id"], product=ppb.Product(name=v), update_mask=_mask(m))),
     Case("transaction", "transaction",
          "status, currency, discount_amount, vendor_discount_amount, transaction_date, line_items, reference_id, "
-         "tax_amount",
+         "tax_amount, tax_behavior, exchange_rate, exchange_rate_date",
          transactions_pb2_grpc.TransactionServiceStub, "UpdateTransaction", _transaction, "POST", "reference_id",
          "grpc-ref", "rest-ref",
          lambda r, v, m: tpb.UpdateTransactionRequest(id=r["id"], transaction=tpb.Transaction(reference_id=v),
