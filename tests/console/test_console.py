@@ -461,9 +461,11 @@ def test_nexus_page_shows_progress_against_thresholds(admin: ConsoleClient, http
 
 
 def test_transactions_list_filters_and_detail(admin: ConsoleClient, member: ConsoleClient,
-                                              http: httpx.Client) -> None:
+                                              http: httpx.Client, admin_http: httpx.Client) -> None:
+    assert admin_http.post("/organization/registrations", json={"jurisdiction": "US-ST-TX",
+                                                                "effective_from": "2020-01-01"}).status_code == 201
     ref = "order-" + uuid.uuid4().hex[:8]
-    # A TX sale of $100.00 with no postal code: Texas state tax only, 6.25 % = $6.25.
+    # A TX sale of $100.00 with no postal code, registered in Texas: state tax only, 6.25 % = $6.25.
     r = http.post("/transactions", json={
         "type": "sale", "status": "finalized", "transaction_date": "2026-03-15T12:00:00Z", "reference_id": ref,
         "line_items": [{"id": "1", "quantity": "1", "unit_price": "10000",
@@ -472,18 +474,76 @@ def test_transactions_list_filters_and_detail(admin: ConsoleClient, member: Cons
     assert r.status_code == 200, r.text
     txn_id = r.json()["id"]
     for client in (admin, member):  # reading transactions needs no admin rights
-        page = client.get("/transactions", params={"reference_id": ref})
+        page = client.get("/transactions", params={"reference": ref})
         assert page.status_code == 200 and txn_id in page.text
-        assert txn_id not in client.get("/transactions", params={"reference_id": ref, "status": "draft"}).text
+        assert txn_id not in client.get("/transactions", params={"reference": ref, "status": "draft"}).text
     detail = admin.get(f"/transactions/{txn_id}")
     assert detail.status_code == 200 and f"Transaction {ref}" in detail.text
     assert "1 × $100.00" in detail.text
+    # Texas's state rate 0.0625 shows as a percentage: 0.0625 x 100 = 6.25 %.
+    assert "<td>6.25 %</td>" in detail.text and "0.0625" not in detail.text
+    # The line's ship-to address (only a state was sent), its tax code, and no stored customer.
+    assert '<dd class="ship-to">TX</dd>' in detail.text
+    assert '<dd class="tax-code"><code>GENERAL.TANGIBLE.GOODS</code></dd>' in detail.text
+    assert '<dd class="customer">—</dd>' in detail.text
     # The registration decides the tax; whatever it is, the page shows the API's figures.
     api = http.get(f"/transactions/{txn_id}").json()
     assert f"Tax {'$%d.%02d' % divmod(int(api['line_items'][0]['tax_amount']), 100)}" in detail.text
-    bad = admin.get("/transactions", params={"transaction_date_from": "2026-02-30"})
+    bad = admin.get("/transactions", params={"date_from": "2026-02-30"})
     assert bad.status_code == 422 and 'role="alert"' in bad.text
     assert admin.get("/transactions/txn_01HZZZZZZZZZZZZZZZZZZZZZZZ").status_code == 404
+
+
+def _listed(client: ConsoleClient, **params: str) -> list[str]:
+    """The transaction ids the console's list shows for ``params``, in the page's order."""
+    page = client.get("/transactions", params=params)
+    assert page.status_code == 200, page.text
+    return re.findall(r'<a href="/console/transactions/(txn_[0-9A-Z]+)">', page.text)
+
+
+def test_transactions_search_partial_any_case_by_customer_state_and_inclusive_dates(
+        admin: ConsoleClient, admin_http: httpx.Client, http: httpx.Client) -> None:
+    tag = uuid.uuid4().hex[:8]
+    cust = new_customer(admin_http, name=f"Acme Supplies {tag}", email=f"ap-{tag}@acme.example")
+
+    def sale(ref: str, day: str, state: str, status: str, **customer: object) -> str:
+        r = http.post("/transactions", json={
+            "type": "sale", "status": status, "transaction_date": f"2026-03-{day}T12:00:00Z", "reference_id": ref,
+            "line_items": [{"id": "1", "quantity": "1", "unit_price": "10000",
+                            "customer": {"address": {"state": state}, **customer},
+                            "product": {"tax_attributes": ["GENERAL.TANGIBLE.GOODS"]}}]})
+        assert r.status_code == 200, r.text
+        return r.json()["id"]
+
+    # Created in this order, so the second has the greater id, but the first is dated later:
+    # "newest first" is by transaction date, so the March 16 draft in CA comes first.
+    ca = sale(f"inv-{tag}-0002", "16", "CA", "draft")
+    tx = sale(f"inv-{tag}-0001", "15", "TX", "finalized", preset={"id": cust["source_id"]})
+    # Part of the reference, in another case, finds both.
+    assert _listed(admin, reference=f"INV-{tag.upper()}") == [ca, tx]
+    assert _listed(admin, reference=f"{tag}-0001") == [tx]
+    # The customer by its cust_ id, its source id, part of its name (any case) or its email.
+    for text in (cust["id"], cust["source_id"], f"acme supplies {tag}".upper(), f"ap-{tag}@acme.example"):
+        assert _listed(admin, reference=tag, customer=text) == [tx], text
+    assert _listed(admin, reference=tag, customer="nobody-" + tag) == []
+    # The ship-to state, in any case.
+    assert _listed(admin, reference=tag, state="TX") == [tx]
+    assert _listed(admin, reference=tag, state="ca") == [ca]
+    # The API's statuses: void (not "voided") and filed are offered.
+    page = admin.get("/transactions")
+    for status in ("draft", "finalized", "filed", "void"):
+        assert f'<option value="{status}"' in page.text
+    assert "voided" not in page.text
+    assert _listed(admin, reference=tag, status="draft") == [ca]
+    # "To" is inclusive: From = To = March 15 is that day; March 15..16 includes the 16th.
+    assert _listed(admin, reference=tag, date_from="2026-03-15", date_to="2026-03-15") == [tx]
+    assert _listed(admin, reference=tag, date_from="2026-03-15", date_to="2026-03-16") == [ca, tx]
+    assert _listed(admin, reference=tag, date_to="2026-03-15") == [tx]
+    # The transaction page links the line's stored customer.
+    detail = admin.get(f"/transactions/{tx}")
+    assert f'<dd class="customer"><a href="/console/customers/{cust["id"]}">{cust["source_id"]}</a></dd>' in detail.text
+    bad = admin.get("/transactions", params={"state": "Texas"})
+    assert bad.status_code == 422 and "state must be a two-letter" in bad.text
 
 
 # ------------------------------------------------------------------ returns

@@ -20,6 +20,8 @@ from google.protobuf import json_format, message
 
 from levy.app import console as people
 from levy.app import customers as customers_app
+from levy.app import transactions as transactions_app
+from levy.app.handlers.transactions import to_message as transaction_message
 from levy.app.limits import Overloaded
 from levy.app.pipeline import Pipeline
 from levy.app.context import CallContext
@@ -31,17 +33,19 @@ from levy.domain.errors import (
     NotFound,
     PermissionDenied,
     RateLimited,
+    ValidationFailed,
     Unauthenticated,
 )
 from levy.domain.exemptions import CERTIFICATE_STATUSES, EXEMPTION_TYPES
 from levy.domain.ids import new_ulid
 from levy.domain.money import currency_exponent
 from levy.domain.settings import CERTIFICATE_TREATMENTS
+from levy.domain.transactions import STATUSES, TYPES, parse_search
 from levy.domain.pagination import page_request
 from levy.domain.periods import calendar_months, trailing_months
 from levy.store.console import SessionRecord, UserRecord
 from levy.transport.peer import client_address
-from levy.v1 import calculations_pb2, customers_pb2, filings_pb2, organization_pb2, transactions_pb2
+from levy.v1 import calculations_pb2, customers_pb2, filings_pb2, organization_pb2
 
 from levy.console.http import (
     BodyTimeout,
@@ -116,6 +120,7 @@ class Console:
         self.templates.globals["prefix"] = prefix
         self.templates.filters["when"] = _when
         self.templates.filters["money"] = _money  # amount|money(currency), USD when none is given
+        self.templates.filters["percent"] = _percent  # "0.0625" -> "6.25 %"
         self.routes: list[tuple[str, re.Pattern[str], View, bool, bool]] = []  # method, path, view, writes, uploads
         r = self._route
         r("GET", "/", self.home)
@@ -557,32 +562,31 @@ class Console:
 
     # ------------------------------------------------------------------ transactions
 
-    TRANSACTION_FILTERS = ("status", "type", "reference_id", "customer_id", "transaction_date_from",
-                           "transaction_date_to", "source")
+    #: The search form's fields (``levy.domain.transactions.parse_search``'s arguments).
+    TRANSACTION_FILTERS = ("status", "type", "reference", "customer", "state", "date_from", "date_to")
 
     async def transactions(self, req: Request, signed: Signed) -> Response:
-        request = transactions_pb2.ListTransactionsRequest(limit=50)
         filters = {name: req.query.get(name, "").strip()[:255] for name in self.TRANSACTION_FILTERS}
-        for name, value in filters.items():
-            if value:
-                setattr(request, name, value)
-        if req.query.get("after"):
-            request.starting_after = req.query["after"][:64]
+        after = req.query.get("after", "")[:64] or None
         try:
-            listing = await self.call(signed, "levy.v1.TransactionService.ListTransactions", request)
-            items, more, error = [_plain(t) for t in listing.data], listing.has_more, ""
-        except LevyError as e:
-            if isinstance(e, PermissionDenied):
-                raise
-            items, more, error = [], False, e.detail
+            search = parse_search(**filters)
+            async with self.services.uow() as conn:
+                records, more = await transactions_app.search_transactions(
+                    conn, signed.user.organization_id, search, page_request(50, after))
+            items, error = [_plain(transaction_message(r)) for r in records], ""
+        except ValidationFailed as e:
+            items, more, error = [], False, "; ".join(item.detail for item in e.items)
         next_query = urlencode({**{k: v for k, v in filters.items() if v}, "after": items[-1]["id"]}) if more else ""
         return self._page(422 if error else 200, "transactions.html", signed, transactions=items, more=more,
-                          filters=filters, error=error, next_query=next_query)
+                          filters=filters, error=error, next_query=next_query, statuses=STATUSES, types=TYPES)
 
     async def transaction(self, req: Request, signed: Signed) -> Response:
-        txn = await self.call(signed, "levy.v1.TransactionService.GetTransaction",
-                              transactions_pb2.GetTransactionRequest(id=req.params["transaction_id"]))
-        return self._page(200, "transaction.html", signed, t=_plain(txn))
+        async with self.services.uow() as conn:
+            rec = await transactions_app.get_transaction(conn, signed.user.organization_id,
+                                                         req.params["transaction_id"])
+        # The stored customer each line matched (by line id; the API shows only its preset).
+        customers = {line.id: line.customer_id for line in rec.lines if line.customer_id}
+        return self._page(200, "transaction.html", signed, t=_plain(transaction_message(rec)), customers=customers)
 
     # ------------------------------------------------------------------ returns
 
@@ -851,6 +855,15 @@ def _bars(items: list[tuple[str, Any]], *, pitch: int = 28, bar: int = 20) -> di
 
 #: Symbols shown before an amount; other currencies show their ISO 4217 code ("CAD 12.50").
 CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
+
+
+def _percent(rate: Any) -> str:
+    """A rate as a percentage, exact (``0.0625`` -> ``6.25 %``, ``0.08875`` -> ``8.875 %``)."""
+    try:
+        value = Decimal(str(rate)) * 100
+    except ArithmeticError:
+        return str(rate)
+    return f"{value.normalize():f} %"
 
 
 def _money(minor: Any, currency: Any = "USD") -> str:
