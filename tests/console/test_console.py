@@ -161,10 +161,18 @@ def test_a_key_is_shown_once_works_and_is_refused_once_revoked(server: LevyServe
 
     listing = admin.get("/keys")
     assert secret not in listing.text and prefix in listing.text  # shown once, listed by its prefix
+    # Revoke asks first (issue 36): the button GETs a page that names the key and POSTs the revocation.
+    assert f'<form method="get" action="/console/keys/{key_id}/revoke">' in listing.text
+    ask = admin.get(f"/keys/{key_id}/revoke", params={"label": "checkout service"})
+    assert ask.status_code == 200 and f"Revoke the API key “checkout service” ({key_id})?" in ask.text
+    assert f'<form method="post" action="/console/keys/{key_id}/revoke"' in ask.text
+    assert 'name="csrf_token"' in ask.text and '<a href="/console/keys">Cancel</a>' in ask.text
+    # The label is only displayed, escaped like everything else.
+    assert "&lt;b&gt;" in admin.get(f"/keys/{key_id}/revoke", params={"label": "<b>"}).text
 
     with httpx.Client(base_url=server.http_url, headers={"X-API-Key": secret}) as api:
         assert api.get("/customers").status_code == 200
-        assert api.get("/api-keys").status_code == 403  # a plain key, as chosen
+        assert api.get("/api-keys").status_code == 403  # a plain key, as chosen (asking revoked nothing)
         r = admin.post(f"/keys/{key_id}/revoke")
         assert r.status_code == 303
         refused = api.get("/customers")
@@ -303,6 +311,7 @@ def test_a_member_reads_but_cannot_write(member: ConsoleClient, admin_http: http
     assert admin_http.delete(f"/customers/{cust['id']}").status_code == 204
     assert member.post(f"/customers/{cust['id']}/restore").status_code == 403
     assert member.post(f"/keys/{tenant.key_id}/revoke").status_code == 403
+    assert member.get(f"/keys/{tenant.key_id}/revoke").status_code == 403  # not even asked
     assert admin_http.get(f"/customers/{cust['id']}").status_code == 404  # still deleted
     assert httpx.get(admin_http.base_url.join("/customers"), headers={"X-API-Key": tenant.key}).status_code == 200
     assert member.post("/sign-out").status_code == 303  # signing out is no write
@@ -316,8 +325,16 @@ def test_an_admin_invites_and_removes_people(server: LevyServer, admin: ConsoleC
     invited = ConsoleClient(server.http_url)
     assert invited.sign_in(address, one_time).headers["location"] == "/console/password"
     assert admin.post("/users", {"email": address, "role": "member"}).status_code == 422  # exists
-    user_id = re.search(rf'{re.escape(address)}</td><td>member</td>.*?/users/(usr_[0-9A-Z]+)/remove', admin.get(
-        "/users").text, re.S).group(1)
+    page = admin.get("/users")
+    user_id = re.search(rf'{re.escape(address)}</td><td>member</td>.*?/users/(usr_[0-9A-Z]+)/remove', page.text,
+                        re.S).group(1)
+    # The invitation starts at the non-admin role; the navigation marks the current page.
+    assert '<option value="member" selected>' in page.text and '<option value="admin">' in page.text
+    assert page.text.count('aria-current="page"') == 1 and 'href="/console/users" aria-current="page"' in page.text
+    assert f'<form method="get" action="/console/users/{user_id}/remove">' in page.text
+    ask = admin.get(f"/users/{user_id}/remove", params={"label": address})
+    assert ask.status_code == 200 and f"Remove “{address}” ({user_id})?" in ask.text
+    assert invited.get("/password").status_code == 200  # asking removed nobody
     assert admin.post(f"/users/{user_id}/remove").status_code == 303
     assert invited.get("/password").status_code == 303  # their session ended with them
     assert address not in admin.get("/users").text
@@ -429,6 +446,12 @@ def test_settings_and_registrations_change_through_the_console(admin: ConsoleCli
                       ).status_code == 422
     assert member.get("/organization").status_code == 403
     assert member.post(f"/organization/registrations/{regs[0]['id']}/remove").status_code == 403
+    assert f'<form method="get" action="/console/organization/registrations/{regs[0]["id"]}/remove">' in admin.get(
+        "/organization").text
+    ask = admin.get(f"/organization/registrations/{regs[0]['id']}/remove", params={"label": "US-ST-TX from 2025-01-01"})
+    assert ask.status_code == 200 and f"Remove the registration “US-ST-TX from 2025-01-01” ({regs[0]['id']})?" in ask.text
+    assert f'<form method="post" action="/console/organization/registrations/{regs[0]["id"]}/remove"' in ask.text
+    assert len(admin_http.get("/organization/registrations").json()["data"]) == 1  # asking removed nothing
     assert admin.post(f"/organization/registrations/{regs[0]['id']}/remove").status_code == 303
     assert admin_http.get("/organization/registrations").json()["data"] == []
     assert audit_actions(admin)[:3] == ["registration.removed", "registration.added", "settings.changed"]
@@ -568,6 +591,13 @@ def test_a_return_is_prepared_filed_and_exported(admin: ConsoleClient, member: C
     assert page.status_code == 200 and "prepared" in page.text
     assert "<dt>Tax to file</dt><dd>$6.25</dd>" in page.text and "<dt>Transactions</dt><dd>1</dd>" in page.text
     assert member.post(f"/returns/{fid}/file").status_code == 403
+    assert member.get(f"/returns/{fid}/file").status_code == 403  # nor is a member asked
+    assert f'<form method="get" action="/console/returns/{fid}/file">' in page.text
+    ask = admin.get(f"/returns/{fid}/file", params={"label": "US-ST-TX 2026-03-01 to 2026-03-31"})
+    assert ask.status_code == 200 and f"Mark the return “US-ST-TX 2026-03-01 to 2026-03-31” ({fid}) as filed?" in ask.text
+    assert f'<form method="post" action="/console/returns/{fid}/file"' in ask.text
+    assert f'<a href="/console/returns/{fid}">Cancel</a>' in ask.text
+    assert "prepared" in admin.get(f"/returns/{fid}").text  # asking filed nothing
     assert admin.post(f"/returns/{fid}/file").status_code == 303
     page = admin.get(f"/returns/{fid}")
     assert "filed 2" in page.text and "Mark as filed" not in page.text

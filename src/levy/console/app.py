@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 import secrets
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -66,6 +67,8 @@ from levy.console.http import (
     same_origin,
     send_response,
 )
+
+_section: ContextVar[str] = ContextVar("console_section", default="")
 
 log = logging.getLogger("levy.console")
 access_log = logging.getLogger("levy.access")
@@ -130,6 +133,7 @@ class Console:
         r("GET", "/keys", self.keys)
         r("POST", "/keys", self.key_create, writes=True)
         r("POST", "/keys/{key_id}/revoke", self.key_revoke, writes=True)
+        r("GET", "/keys/{key_id}/revoke", self.confirm)
         r("GET", "/customers", self.customers)
         r("GET", "/customers/{customer_id}", self.customer)
         r("POST", "/customers/{customer_id}/restore", self.customer_restore, writes=True)
@@ -143,6 +147,7 @@ class Console:
         r("POST", "/organization/settings", self.settings_update, writes=True)
         r("POST", "/organization/registrations", self.registration_create, writes=True)
         r("POST", "/organization/registrations/{registration_id}/remove", self.registration_remove, writes=True)
+        r("GET", "/organization/registrations/{registration_id}/remove", self.confirm)
         r("GET", "/calculator", self.calculator)
         r("POST", "/calculator", self.calculate)  # a calculation stores nothing: members may use it
         r("GET", "/nexus", self.nexus)
@@ -151,6 +156,7 @@ class Console:
         r("GET", "/returns/liability", self.liability)
         r("GET", "/returns/{filing_id}", self.return_detail)
         r("POST", "/returns/{filing_id}/file", self.return_file, writes=True)
+        r("GET", "/returns/{filing_id}/file", self.confirm)
         r("GET", "/returns/{filing_id}/export", self.return_export)
         r("GET", "/transactions", self.transactions)
         r("GET", "/transactions/{transaction_id}", self.transaction)
@@ -158,6 +164,7 @@ class Console:
         r("GET", "/users", self.users)
         r("POST", "/users", self.user_invite, writes=True)
         r("POST", "/users/{user_id}/remove", self.user_remove, writes=True)
+        r("GET", "/users/{user_id}/remove", self.confirm)
 
     def _route(self, method: str, template: str, view: View, *, writes: bool = False,
                uploads: bool = False) -> None:
@@ -188,6 +195,7 @@ class Console:
     async def _dispatch(self, scope: Scope, receive: Receive) -> Response:
         path = scope["path"][len(self.prefix):] or "/"
         method = scope["method"]
+        _section.set(path.split("/")[1])  # the navigation's current item (aria-current)
         if path.startswith("/static/") and method in ("GET", "HEAD"):
             return _static(path[len("/static/"):])
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -274,6 +282,7 @@ class Console:
             csrf=signed.session.csrf_token if signed else "",
             is_admin=signed.admin if signed else False,
             may_write=signed.may_write if signed else False,
+            section=_section.get(""),
             **context,
         )
         return Response(status, body.encode())
@@ -560,6 +569,32 @@ class Console:
                            "registration.removed", reg_id)
         return redirect(f"{self.prefix}/organization#registrations")
 
+    # ------------------------------------------------------------------ confirmations
+
+    #: Destructive actions are asked for first: their buttons GET a page that names the
+    #: action and its consequence and POSTs it (no JavaScript needed). By the action's path:
+    #: the question, its consequence, the button and where Cancel leads.
+    CONFIRMATIONS: dict[str, tuple[str, str, str, str]] = {
+        "keys": ("Revoke the API key {label}?",
+                 "Calls with it are refused from then on; a revoked key cannot be restored.", "Revoke", "/keys"),
+        "organization": ("Remove the registration {label}?",
+                         "Calculations stop charging tax for it.", "Remove registration",
+                         "/organization#registrations"),
+        "returns": ("Mark the return {label} as filed?",
+                    "Its transactions become filed; the console cannot undo this.", "Mark as filed", "/returns/{id}"),
+        "users": ("Remove {label}?", "Their sessions end at once; they can be invited again.", "Remove", "/users"),
+    }
+
+    async def confirm(self, req: Request, signed: Signed) -> Response:
+        if not signed.may_write:
+            raise PermissionDenied("this role cannot change anything")
+        question, consequence, button, back = self.CONFIRMATIONS[req.path.split("/")[1]]
+        (object_id,) = req.params.values()
+        label = req.query.get("label", "").strip()[:200]
+        return self._page(200, "confirm.html", signed, question=question.format(
+            label=f"“{label}” ({object_id})" if label else object_id), consequence=consequence,
+            button=button, action=req.path, back=back.format(id=object_id))
+
     # ------------------------------------------------------------------ transactions
 
     #: The search form's fields (``levy.domain.transactions.parse_search``'s arguments).
@@ -791,7 +826,7 @@ class Console:
         async with self.services.uow() as conn:
             users = await people.list_users(conn, signed.user.organization_id)
         return self._page(status, "users.html", signed, users=users, invited=invited, errors=errors or {},
-                          roles=list(rules.ROLES), form=req.form)
+                          roles=list(rules.ROLES), default_role=rules.INVITE_DEFAULT_ROLE, form=req.form)
 
     async def user_invite(self, req: Request, signed: Signed) -> Response:
         self._admin_only(signed)
