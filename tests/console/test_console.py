@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
+from datetime import date, timedelta
 
 import httpx
 import pytest
@@ -567,6 +568,27 @@ def test_transactions_search_partial_any_case_by_customer_state_and_inclusive_da
     assert f'<dd class="customer"><a href="/console/customers/{cust["id"]}">{cust["source_id"]}</a></dd>' in detail.text
     bad = admin.get("/transactions", params={"state": "Texas"})
     assert bad.status_code == 422 and "state must be a two-letter" in bad.text
+
+
+def test_transactions_pages_follow_the_transaction_date(admin: ConsoleClient, http: httpx.Client) -> None:
+    # 52 sales created in one batch, the first dated latest: sale i is dated 2026-01-01 + (51 - i) days,
+    # so by transaction date the order is sale 0, 1, ..., 51, the reverse of creation (ids).
+    tag = uuid.uuid4().hex[:8]
+    start = date(2026, 1, 1)
+    items = [{"type": "sale", "status": "finalized", "reference_id": f"pg-{tag}-{i:02d}",
+              "transaction_date": f"{start + timedelta(days=51 - i)}T12:00:00Z",
+              "line_items": [{"id": "1", "quantity": "1", "unit_price": "1000",
+                              "customer": {"address": {"state": "TX"}},
+                              "product": {"tax_attributes": ["GENERAL.TANGIBLE.GOODS"]}}]} for i in range(52)]
+    r = http.post("/transactions/batch", json={"transactions": items})
+    assert r.status_code == 200, r.text
+    page = admin.get("/transactions", params={"reference": f"pg-{tag}"})
+    refs = re.findall(rf"<td>(pg-{tag}-\d\d)</td>", page.text)
+    assert refs == [f"pg-{tag}-{i:02d}" for i in range(50)]  # 50 a page
+    older = re.search(r'<a href="/console/transactions\?([^"]+)">Older transactions</a>', page.text).group(1)
+    page = admin.get("/transactions?" + older.replace("&amp;", "&"))
+    assert re.findall(rf"<td>(pg-{tag}-\d\d)</td>", page.text) == [f"pg-{tag}-50", f"pg-{tag}-51"]
+    assert "Older transactions" not in page.text
 
 
 # ------------------------------------------------------------------ returns
