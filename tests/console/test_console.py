@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
+from datetime import date, timedelta
 
 import httpx
 import pytest
@@ -161,10 +162,18 @@ def test_a_key_is_shown_once_works_and_is_refused_once_revoked(server: LevyServe
 
     listing = admin.get("/keys")
     assert secret not in listing.text and prefix in listing.text  # shown once, listed by its prefix
+    # Revoke asks first (issue 36): the button GETs a page that names the key and POSTs the revocation.
+    assert f'<form method="get" action="/console/keys/{key_id}/revoke">' in listing.text
+    ask = admin.get(f"/keys/{key_id}/revoke", params={"label": "checkout service"})
+    assert ask.status_code == 200 and f"Revoke the API key “checkout service” ({key_id})?" in ask.text
+    assert f'<form method="post" action="/console/keys/{key_id}/revoke"' in ask.text
+    assert 'name="csrf_token"' in ask.text and '<a href="/console/keys">Cancel</a>' in ask.text
+    # The label is only displayed, escaped like everything else.
+    assert "&lt;b&gt;" in admin.get(f"/keys/{key_id}/revoke", params={"label": "<b>"}).text
 
     with httpx.Client(base_url=server.http_url, headers={"X-API-Key": secret}) as api:
         assert api.get("/customers").status_code == 200
-        assert api.get("/api-keys").status_code == 403  # a plain key, as chosen
+        assert api.get("/api-keys").status_code == 403  # a plain key, as chosen (asking revoked nothing)
         r = admin.post(f"/keys/{key_id}/revoke")
         assert r.status_code == 303
         refused = api.get("/customers")
@@ -303,6 +312,7 @@ def test_a_member_reads_but_cannot_write(member: ConsoleClient, admin_http: http
     assert admin_http.delete(f"/customers/{cust['id']}").status_code == 204
     assert member.post(f"/customers/{cust['id']}/restore").status_code == 403
     assert member.post(f"/keys/{tenant.key_id}/revoke").status_code == 403
+    assert member.get(f"/keys/{tenant.key_id}/revoke").status_code == 403  # not even asked
     assert admin_http.get(f"/customers/{cust['id']}").status_code == 404  # still deleted
     assert httpx.get(admin_http.base_url.join("/customers"), headers={"X-API-Key": tenant.key}).status_code == 200
     assert member.post("/sign-out").status_code == 303  # signing out is no write
@@ -316,8 +326,16 @@ def test_an_admin_invites_and_removes_people(server: LevyServer, admin: ConsoleC
     invited = ConsoleClient(server.http_url)
     assert invited.sign_in(address, one_time).headers["location"] == "/console/password"
     assert admin.post("/users", {"email": address, "role": "member"}).status_code == 422  # exists
-    user_id = re.search(rf'{re.escape(address)}</td><td>member</td>.*?/users/(usr_[0-9A-Z]+)/remove', admin.get(
-        "/users").text, re.S).group(1)
+    page = admin.get("/users")
+    user_id = re.search(rf'{re.escape(address)}</td><td>member</td>.*?/users/(usr_[0-9A-Z]+)/remove', page.text,
+                        re.S).group(1)
+    # The invitation starts at the non-admin role; the navigation marks the current page.
+    assert '<option value="member" selected>' in page.text and '<option value="admin">' in page.text
+    assert page.text.count('aria-current="page"') == 1 and 'href="/console/users" aria-current="page"' in page.text
+    assert f'<form method="get" action="/console/users/{user_id}/remove">' in page.text
+    ask = admin.get(f"/users/{user_id}/remove", params={"label": address})
+    assert ask.status_code == 200 and f"Remove “{address}” ({user_id})?" in ask.text
+    assert invited.get("/password").status_code == 200  # asking removed nobody
     assert admin.post(f"/users/{user_id}/remove").status_code == 303
     assert invited.get("/password").status_code == 303  # their session ended with them
     assert address not in admin.get("/users").text
@@ -429,6 +447,12 @@ def test_settings_and_registrations_change_through_the_console(admin: ConsoleCli
                       ).status_code == 422
     assert member.get("/organization").status_code == 403
     assert member.post(f"/organization/registrations/{regs[0]['id']}/remove").status_code == 403
+    assert f'<form method="get" action="/console/organization/registrations/{regs[0]["id"]}/remove">' in admin.get(
+        "/organization").text
+    ask = admin.get(f"/organization/registrations/{regs[0]['id']}/remove", params={"label": "US-ST-TX from 2025-01-01"})
+    assert ask.status_code == 200 and f"Remove the registration “US-ST-TX from 2025-01-01” ({regs[0]['id']})?" in ask.text
+    assert f'<form method="post" action="/console/organization/registrations/{regs[0]["id"]}/remove"' in ask.text
+    assert len(admin_http.get("/organization/registrations").json()["data"]) == 1  # asking removed nothing
     assert admin.post(f"/organization/registrations/{regs[0]['id']}/remove").status_code == 303
     assert admin_http.get("/organization/registrations").json()["data"] == []
     assert audit_actions(admin)[:3] == ["registration.removed", "registration.added", "settings.changed"]
@@ -461,9 +485,11 @@ def test_nexus_page_shows_progress_against_thresholds(admin: ConsoleClient, http
 
 
 def test_transactions_list_filters_and_detail(admin: ConsoleClient, member: ConsoleClient,
-                                              http: httpx.Client) -> None:
+                                              http: httpx.Client, admin_http: httpx.Client) -> None:
+    assert admin_http.post("/organization/registrations", json={"jurisdiction": "US-ST-TX",
+                                                                "effective_from": "2020-01-01"}).status_code == 201
     ref = "order-" + uuid.uuid4().hex[:8]
-    # A TX sale of $100.00 with no postal code: Texas state tax only, 6.25 % = $6.25.
+    # A TX sale of $100.00 with no postal code, registered in Texas: state tax only, 6.25 % = $6.25.
     r = http.post("/transactions", json={
         "type": "sale", "status": "finalized", "transaction_date": "2026-03-15T12:00:00Z", "reference_id": ref,
         "line_items": [{"id": "1", "quantity": "1", "unit_price": "10000",
@@ -472,18 +498,97 @@ def test_transactions_list_filters_and_detail(admin: ConsoleClient, member: Cons
     assert r.status_code == 200, r.text
     txn_id = r.json()["id"]
     for client in (admin, member):  # reading transactions needs no admin rights
-        page = client.get("/transactions", params={"reference_id": ref})
+        page = client.get("/transactions", params={"reference": ref})
         assert page.status_code == 200 and txn_id in page.text
-        assert txn_id not in client.get("/transactions", params={"reference_id": ref, "status": "draft"}).text
+        assert txn_id not in client.get("/transactions", params={"reference": ref, "status": "draft"}).text
     detail = admin.get(f"/transactions/{txn_id}")
     assert detail.status_code == 200 and f"Transaction {ref}" in detail.text
     assert "1 × $100.00" in detail.text
+    # Texas's state rate 0.0625 shows as a percentage: 0.0625 x 100 = 6.25 %.
+    assert "<td>6.25 %</td>" in detail.text and "0.0625" not in detail.text
+    # The line's ship-to address (only a state was sent), its tax code, and no stored customer.
+    assert '<dd class="ship-to">TX</dd>' in detail.text
+    assert '<dd class="tax-code"><code>GENERAL.TANGIBLE.GOODS</code></dd>' in detail.text
+    assert '<dd class="customer">—</dd>' in detail.text
     # The registration decides the tax; whatever it is, the page shows the API's figures.
     api = http.get(f"/transactions/{txn_id}").json()
     assert f"Tax {'$%d.%02d' % divmod(int(api['line_items'][0]['tax_amount']), 100)}" in detail.text
-    bad = admin.get("/transactions", params={"transaction_date_from": "2026-02-30"})
+    bad = admin.get("/transactions", params={"date_from": "2026-02-30"})
     assert bad.status_code == 422 and 'role="alert"' in bad.text
     assert admin.get("/transactions/txn_01HZZZZZZZZZZZZZZZZZZZZZZZ").status_code == 404
+
+
+def _listed(client: ConsoleClient, **params: str) -> list[str]:
+    """The transaction ids the console's list shows for ``params``, in the page's order."""
+    page = client.get("/transactions", params=params)
+    assert page.status_code == 200, page.text
+    return re.findall(r'<a href="/console/transactions/(txn_[0-9A-Z]+)">', page.text)
+
+
+def test_transactions_search_partial_any_case_by_customer_state_and_inclusive_dates(
+        admin: ConsoleClient, admin_http: httpx.Client, http: httpx.Client) -> None:
+    tag = uuid.uuid4().hex[:8]
+    cust = new_customer(admin_http, name=f"Acme Supplies {tag}", email=f"ap-{tag}@acme.example")
+
+    def sale(ref: str, day: str, state: str, status: str, **customer: object) -> str:
+        r = http.post("/transactions", json={
+            "type": "sale", "status": status, "transaction_date": f"2026-03-{day}T12:00:00Z", "reference_id": ref,
+            "line_items": [{"id": "1", "quantity": "1", "unit_price": "10000",
+                            "customer": {"address": {"state": state}, **customer},
+                            "product": {"tax_attributes": ["GENERAL.TANGIBLE.GOODS"]}}]})
+        assert r.status_code == 200, r.text
+        return r.json()["id"]
+
+    # Created in this order, so the second has the greater id, but the first is dated later:
+    # "newest first" is by transaction date, so the March 16 draft in CA comes first.
+    ca = sale(f"inv-{tag}-0002", "16", "CA", "draft")
+    tx = sale(f"inv-{tag}-0001", "15", "TX", "finalized", preset={"id": cust["source_id"]})
+    # Part of the reference, in another case, finds both.
+    assert _listed(admin, reference=f"INV-{tag.upper()}") == [ca, tx]
+    assert _listed(admin, reference=f"{tag}-0001") == [tx]
+    # The customer by its cust_ id, its source id, part of its name (any case) or its email.
+    for text in (cust["id"], cust["source_id"], f"acme supplies {tag}".upper(), f"ap-{tag}@acme.example"):
+        assert _listed(admin, reference=tag, customer=text) == [tx], text
+    assert _listed(admin, reference=tag, customer="nobody-" + tag) == []
+    # The ship-to state, in any case.
+    assert _listed(admin, reference=tag, state="TX") == [tx]
+    assert _listed(admin, reference=tag, state="ca") == [ca]
+    # The API's statuses: void (not "voided") and filed are offered.
+    page = admin.get("/transactions")
+    for status in ("draft", "finalized", "filed", "void"):
+        assert f'<option value="{status}"' in page.text
+    assert "voided" not in page.text
+    assert _listed(admin, reference=tag, status="draft") == [ca]
+    # "To" is inclusive: From = To = March 15 is that day; March 15..16 includes the 16th.
+    assert _listed(admin, reference=tag, date_from="2026-03-15", date_to="2026-03-15") == [tx]
+    assert _listed(admin, reference=tag, date_from="2026-03-15", date_to="2026-03-16") == [ca, tx]
+    assert _listed(admin, reference=tag, date_to="2026-03-15") == [tx]
+    # The transaction page links the line's stored customer.
+    detail = admin.get(f"/transactions/{tx}")
+    assert f'<dd class="customer"><a href="/console/customers/{cust["id"]}">{cust["source_id"]}</a></dd>' in detail.text
+    bad = admin.get("/transactions", params={"state": "Texas"})
+    assert bad.status_code == 422 and "state must be a two-letter" in bad.text
+
+
+def test_transactions_pages_follow_the_transaction_date(admin: ConsoleClient, http: httpx.Client) -> None:
+    # 52 sales created in one batch, the first dated latest: sale i is dated 2026-01-01 + (51 - i) days,
+    # so by transaction date the order is sale 0, 1, ..., 51, the reverse of creation (ids).
+    tag = uuid.uuid4().hex[:8]
+    start = date(2026, 1, 1)
+    items = [{"type": "sale", "status": "finalized", "reference_id": f"pg-{tag}-{i:02d}",
+              "transaction_date": f"{start + timedelta(days=51 - i)}T12:00:00Z",
+              "line_items": [{"id": "1", "quantity": "1", "unit_price": "1000",
+                              "customer": {"address": {"state": "TX"}},
+                              "product": {"tax_attributes": ["GENERAL.TANGIBLE.GOODS"]}}]} for i in range(52)]
+    r = http.post("/transactions/batch", json={"transactions": items})
+    assert r.status_code == 200, r.text
+    page = admin.get("/transactions", params={"reference": f"pg-{tag}"})
+    refs = re.findall(rf"<td>(pg-{tag}-\d\d)</td>", page.text)
+    assert refs == [f"pg-{tag}-{i:02d}" for i in range(50)]  # 50 a page
+    older = re.search(r'<a href="/console/transactions\?([^"]+)">Older transactions</a>', page.text).group(1)
+    page = admin.get("/transactions?" + older.replace("&amp;", "&"))
+    assert re.findall(rf"<td>(pg-{tag}-\d\d)</td>", page.text) == [f"pg-{tag}-50", f"pg-{tag}-51"]
+    assert "Older transactions" not in page.text
 
 
 # ------------------------------------------------------------------ returns
@@ -508,6 +613,13 @@ def test_a_return_is_prepared_filed_and_exported(admin: ConsoleClient, member: C
     assert page.status_code == 200 and "prepared" in page.text
     assert "<dt>Tax to file</dt><dd>$6.25</dd>" in page.text and "<dt>Transactions</dt><dd>1</dd>" in page.text
     assert member.post(f"/returns/{fid}/file").status_code == 403
+    assert member.get(f"/returns/{fid}/file").status_code == 403  # nor is a member asked
+    assert f'<form method="get" action="/console/returns/{fid}/file">' in page.text
+    ask = admin.get(f"/returns/{fid}/file", params={"label": "US-ST-TX 2026-03-01 to 2026-03-31"})
+    assert ask.status_code == 200 and f"Mark the return “US-ST-TX 2026-03-01 to 2026-03-31” ({fid}) as filed?" in ask.text
+    assert f'<form method="post" action="/console/returns/{fid}/file"' in ask.text
+    assert f'<a href="/console/returns/{fid}">Cancel</a>' in ask.text
+    assert "prepared" in admin.get(f"/returns/{fid}").text  # asking filed nothing
     assert admin.post(f"/returns/{fid}/file").status_code == 303
     page = admin.get(f"/returns/{fid}")
     assert "filed 2" in page.text and "Mark as filed" not in page.text

@@ -138,6 +138,9 @@ def test_a_key_is_shown_once_and_refused_once_revoked(admin_page: Any, site: Lev
     page.goto(site.http_url + "/console/keys")
     assert secret not in page.content()  # shown once
     page.get_by_role("button", name=f"Revoke key {name}").click()
+    # Revoking asks first (issue 36): a page naming the key, with the button that revokes it.
+    expect(page.get_by_role("heading", name=f"Revoke the API key “{name}”", exact=False)).to_be_visible()
+    page.get_by_role("button", name="Revoke", exact=True).click()
     page.wait_for_url("**/console/keys")
     row = page.locator("tr", has_text=name)
     assert "revoked" in row.inner_text()

@@ -418,7 +418,7 @@ def test_amounts_are_shown_in_the_transactions_currency(srv: LevyServer, org: Te
     assert "1 × ¥10,000" in page.text and "$" not in page.text.split("<main", 1)[1]
     tax = int(txn["tax_amount"])
     assert f"Tax ¥{tax:,}" in page.text
-    listing = admin.get("/transactions", params={"reference_id": ref})
+    listing = admin.get("/transactions", params={"reference": ref})
     assert f"<td>¥{tax:,}</td>" in listing.text
     admin.close()
 

@@ -71,6 +71,8 @@ from levy.domain.transactions_credits import (
 from levy.domain.transactions_tax_only import attribute_tax_only
 from levy.store import exchange_rates
 from levy.store import transactions as store
+from levy.domain.pagination import PageRequest
+from levy.domain.transactions import TransactionSearch
 from levy.v1 import transactions_pb2 as pb
 
 DUPLICATE_REFERENCE = "duplicate_reference_id"
@@ -619,4 +621,19 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
                                                   reference_changed=rec.reference_id != cur.reference_id)
         if existing is not None:
             raise _duplicate(rec.reference_id or "", existing)
+    return rec
+
+
+async def search_transactions(conn: AsyncConnection, org: str, search: TransactionSearch,
+                              page: PageRequest) -> tuple[list[TransactionRecord], bool]:
+    """The console's transaction search (:func:`levy.domain.transactions.parse_search`): a page,
+    newest first by transaction date, and whether more follow."""
+    return await store.search_transactions(conn, org, search, page.limit, page.starting_after)
+
+
+async def get_transaction(conn: AsyncConnection, org: str, transaction_id: str) -> TransactionRecord:
+    """The organization's transaction, or 404."""
+    rec = await store.get_transaction(conn, org, transaction_id)
+    if rec is None:
+        raise not_found(transaction_id)
     return rec

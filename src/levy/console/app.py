@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 import secrets
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -20,6 +21,8 @@ from google.protobuf import json_format, message
 
 from levy.app import console as people
 from levy.app import customers as customers_app
+from levy.app import transactions as transactions_app
+from levy.app.handlers.transactions import to_message as transaction_message
 from levy.app.limits import Overloaded
 from levy.app.pipeline import Pipeline
 from levy.app.context import CallContext
@@ -31,17 +34,19 @@ from levy.domain.errors import (
     NotFound,
     PermissionDenied,
     RateLimited,
+    ValidationFailed,
     Unauthenticated,
 )
 from levy.domain.exemptions import CERTIFICATE_STATUSES, EXEMPTION_TYPES
 from levy.domain.ids import new_ulid
 from levy.domain.money import currency_exponent
 from levy.domain.settings import CERTIFICATE_TREATMENTS
+from levy.domain.transactions import STATUSES, TYPES, parse_search
 from levy.domain.pagination import page_request
 from levy.domain.periods import calendar_months, trailing_months
 from levy.store.console import SessionRecord, UserRecord
 from levy.transport.peer import client_address
-from levy.v1 import calculations_pb2, customers_pb2, filings_pb2, organization_pb2, transactions_pb2
+from levy.v1 import calculations_pb2, customers_pb2, filings_pb2, organization_pb2
 
 from levy.console.http import (
     BodyTimeout,
@@ -62,6 +67,8 @@ from levy.console.http import (
     same_origin,
     send_response,
 )
+
+_section: ContextVar[str] = ContextVar("console_section", default="")
 
 log = logging.getLogger("levy.console")
 access_log = logging.getLogger("levy.access")
@@ -116,6 +123,7 @@ class Console:
         self.templates.globals["prefix"] = prefix
         self.templates.filters["when"] = _when
         self.templates.filters["money"] = _money  # amount|money(currency), USD when none is given
+        self.templates.filters["percent"] = _percent  # "0.0625" -> "6.25 %"
         self.routes: list[tuple[str, re.Pattern[str], View, bool, bool]] = []  # method, path, view, writes, uploads
         r = self._route
         r("GET", "/", self.home)
@@ -125,6 +133,7 @@ class Console:
         r("GET", "/keys", self.keys)
         r("POST", "/keys", self.key_create, writes=True)
         r("POST", "/keys/{key_id}/revoke", self.key_revoke, writes=True)
+        r("GET", "/keys/{key_id}/revoke", self.confirm)
         r("GET", "/customers", self.customers)
         r("GET", "/customers/{customer_id}", self.customer)
         r("POST", "/customers/{customer_id}/restore", self.customer_restore, writes=True)
@@ -138,6 +147,7 @@ class Console:
         r("POST", "/organization/settings", self.settings_update, writes=True)
         r("POST", "/organization/registrations", self.registration_create, writes=True)
         r("POST", "/organization/registrations/{registration_id}/remove", self.registration_remove, writes=True)
+        r("GET", "/organization/registrations/{registration_id}/remove", self.confirm)
         r("GET", "/calculator", self.calculator)
         r("POST", "/calculator", self.calculate)  # a calculation stores nothing: members may use it
         r("GET", "/nexus", self.nexus)
@@ -146,6 +156,7 @@ class Console:
         r("GET", "/returns/liability", self.liability)
         r("GET", "/returns/{filing_id}", self.return_detail)
         r("POST", "/returns/{filing_id}/file", self.return_file, writes=True)
+        r("GET", "/returns/{filing_id}/file", self.confirm)
         r("GET", "/returns/{filing_id}/export", self.return_export)
         r("GET", "/transactions", self.transactions)
         r("GET", "/transactions/{transaction_id}", self.transaction)
@@ -153,6 +164,7 @@ class Console:
         r("GET", "/users", self.users)
         r("POST", "/users", self.user_invite, writes=True)
         r("POST", "/users/{user_id}/remove", self.user_remove, writes=True)
+        r("GET", "/users/{user_id}/remove", self.confirm)
 
     def _route(self, method: str, template: str, view: View, *, writes: bool = False,
                uploads: bool = False) -> None:
@@ -183,6 +195,7 @@ class Console:
     async def _dispatch(self, scope: Scope, receive: Receive) -> Response:
         path = scope["path"][len(self.prefix):] or "/"
         method = scope["method"]
+        _section.set(path.split("/")[1])  # the navigation's current item (aria-current)
         if path.startswith("/static/") and method in ("GET", "HEAD"):
             return _static(path[len("/static/"):])
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -269,6 +282,7 @@ class Console:
             csrf=signed.session.csrf_token if signed else "",
             is_admin=signed.admin if signed else False,
             may_write=signed.may_write if signed else False,
+            section=_section.get(""),
             **context,
         )
         return Response(status, body.encode())
@@ -555,34 +569,59 @@ class Console:
                            "registration.removed", reg_id)
         return redirect(f"{self.prefix}/organization#registrations")
 
+    # ------------------------------------------------------------------ confirmations
+
+    #: Destructive actions are asked for first: their buttons GET a page that names the
+    #: action and its consequence and POSTs it (no JavaScript needed). By the action's path:
+    #: the question, its consequence, the button and where Cancel leads.
+    CONFIRMATIONS: dict[str, tuple[str, str, str, str]] = {
+        "keys": ("Revoke the API key {label}?",
+                 "Calls with it are refused from then on; a revoked key cannot be restored.", "Revoke", "/keys"),
+        "organization": ("Remove the registration {label}?",
+                         "Calculations stop charging tax for it.", "Remove registration",
+                         "/organization#registrations"),
+        "returns": ("Mark the return {label} as filed?",
+                    "Its transactions become filed; the console cannot undo this.", "Mark as filed", "/returns/{id}"),
+        "users": ("Remove {label}?", "Their sessions end at once; they can be invited again.", "Remove", "/users"),
+    }
+
+    async def confirm(self, req: Request, signed: Signed) -> Response:
+        if not signed.may_write:
+            raise PermissionDenied("this role cannot change anything")
+        question, consequence, button, back = self.CONFIRMATIONS[req.path.split("/")[1]]
+        (object_id,) = req.params.values()
+        label = req.query.get("label", "").strip()[:200]
+        return self._page(200, "confirm.html", signed, question=question.format(
+            label=f"“{label}” ({object_id})" if label else object_id), consequence=consequence,
+            button=button, action=req.path, back=back.format(id=object_id))
+
     # ------------------------------------------------------------------ transactions
 
-    TRANSACTION_FILTERS = ("status", "type", "reference_id", "customer_id", "transaction_date_from",
-                           "transaction_date_to", "source")
+    #: The search form's fields (``levy.domain.transactions.parse_search``'s arguments).
+    TRANSACTION_FILTERS = ("status", "type", "reference", "customer", "state", "date_from", "date_to")
 
     async def transactions(self, req: Request, signed: Signed) -> Response:
-        request = transactions_pb2.ListTransactionsRequest(limit=50)
         filters = {name: req.query.get(name, "").strip()[:255] for name in self.TRANSACTION_FILTERS}
-        for name, value in filters.items():
-            if value:
-                setattr(request, name, value)
-        if req.query.get("after"):
-            request.starting_after = req.query["after"][:64]
+        after = req.query.get("after", "")[:64] or None
         try:
-            listing = await self.call(signed, "levy.v1.TransactionService.ListTransactions", request)
-            items, more, error = [_plain(t) for t in listing.data], listing.has_more, ""
-        except LevyError as e:
-            if isinstance(e, PermissionDenied):
-                raise
-            items, more, error = [], False, e.detail
+            search = parse_search(**filters)
+            async with self.services.uow() as conn:
+                records, more = await transactions_app.search_transactions(
+                    conn, signed.user.organization_id, search, page_request(50, after))
+            items, error = [_plain(transaction_message(r)) for r in records], ""
+        except ValidationFailed as e:
+            items, more, error = [], False, "; ".join(item.detail for item in e.items)
         next_query = urlencode({**{k: v for k, v in filters.items() if v}, "after": items[-1]["id"]}) if more else ""
         return self._page(422 if error else 200, "transactions.html", signed, transactions=items, more=more,
-                          filters=filters, error=error, next_query=next_query)
+                          filters=filters, error=error, next_query=next_query, statuses=STATUSES, types=TYPES)
 
     async def transaction(self, req: Request, signed: Signed) -> Response:
-        txn = await self.call(signed, "levy.v1.TransactionService.GetTransaction",
-                              transactions_pb2.GetTransactionRequest(id=req.params["transaction_id"]))
-        return self._page(200, "transaction.html", signed, t=_plain(txn))
+        async with self.services.uow() as conn:
+            rec = await transactions_app.get_transaction(conn, signed.user.organization_id,
+                                                         req.params["transaction_id"])
+        # The stored customer each line matched (by line id; the API shows only its preset).
+        customers = {line.id: line.customer_id for line in rec.lines if line.customer_id}
+        return self._page(200, "transaction.html", signed, t=_plain(transaction_message(rec)), customers=customers)
 
     # ------------------------------------------------------------------ returns
 
@@ -787,7 +826,7 @@ class Console:
         async with self.services.uow() as conn:
             users = await people.list_users(conn, signed.user.organization_id)
         return self._page(status, "users.html", signed, users=users, invited=invited, errors=errors or {},
-                          roles=list(rules.ROLES), form=req.form)
+                          roles=list(rules.ROLES), default_role=rules.INVITE_DEFAULT_ROLE, form=req.form)
 
     async def user_invite(self, req: Request, signed: Signed) -> Response:
         self._admin_only(signed)
@@ -851,6 +890,15 @@ def _bars(items: list[tuple[str, Any]], *, pitch: int = 28, bar: int = 20) -> di
 
 #: Symbols shown before an amount; other currencies show their ISO 4217 code ("CAD 12.50").
 CURRENCY_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
+
+
+def _percent(rate: Any) -> str:
+    """A rate as a percentage, exact (``0.0625`` -> ``6.25 %``, ``0.08875`` -> ``8.875 %``)."""
+    try:
+        value = Decimal(str(rate)) * 100
+    except ArithmeticError:
+        return str(rate)
+    return f"{value.normalize():f} %"
 
 
 def _money(minor: Any, currency: Any = "USD") -> str:

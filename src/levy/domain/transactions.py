@@ -20,9 +20,10 @@ id in ``meta``). See docs/transactions.md for how the wiring uses all this.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Final, Literal, TypeVar
 
 from levy.domain.customers import validate_source
@@ -511,3 +512,53 @@ def parse_list_filters(
     if errors:
         raise ValidationFailed.many(errors)
     return ListFilters(status, type, reference_id or None, customer_id or None, source, start, end)  # type: ignore[arg-type]
+
+
+# -- the console's search (Levy's choice: a person searching, not a program listing) ------------
+
+_STATE = re.compile(r"[A-Z]{2}\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionSearch:
+    """The console's transaction search: the list filters (status, type, dates) plus text.
+
+    ``reference_text`` is part of the reference id, any case; ``customer_text`` a ``cust_`` id
+    (exact) or part of a customer's source id, name or email, any case; ``state`` the two-letter
+    state of a line's tax rows (where the line was taxed, as nexus counts it). Newest first by
+    transaction date.
+    """
+
+    filters: ListFilters
+    reference_text: str | None = None
+    customer_text: str | None = None
+    state: str | None = None
+
+    @property
+    def customer_id(self) -> str | None:
+        text = self.customer_text or ""
+        return text if text.startswith("cust_") else None
+
+
+def parse_search(*, status: str | None = None, type: str | None = None, reference: str | None = None,
+                 customer: str | None = None, state: str | None = None, date_from: str | None = None,
+                 date_to: str | None = None) -> TransactionSearch:
+    """Validate the console's search; every problem at once (422). A bare ``date_to`` is
+    inclusive (its whole day, like the returns and liability pages): From = To is one day."""
+    errors: list[LevyError] = []
+    if date_to and len(date_to) == 10:
+        try:
+            date_to = (date.fromisoformat(date_to) + timedelta(days=1)).isoformat()
+        except ValueError:
+            pass  # parse_list_filters reports it
+    try:
+        filters = parse_list_filters(status=status or None, type=type or None, transaction_date_from=date_from or None,
+                                     transaction_date_to=date_to or None)
+    except ValidationFailed as e:
+        errors.append(e)
+    state = (state or "").strip().upper() or None
+    if state is not None and not _STATE.match(state):
+        errors.append(ValidationFailed(f"state must be a two-letter US state code; got {state!r}", parameter="state"))
+    if errors:
+        raise ValidationFailed.many(errors)
+    return TransactionSearch(filters, (reference or "").strip() or None, (customer or "").strip() or None, state)

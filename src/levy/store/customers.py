@@ -16,13 +16,14 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, and_, bindparam, delete, false, func, insert, null, or_, select, type_coerce, update
+from sqlalchemy import Select, and_, bindparam, delete, false, insert, null, or_, select, type_coerce, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.types import NullType
 
 from levy.domain.customers import CustomerRecord, Triple
 from levy.domain.exemptions import Certificate
+from levy.store.rows import contains_text
 from levy.store.tables.areas import customers as T
 from levy.store.tables.areas import exemption_certificates as C
 from levy.store.tables.base import UtcDateTime
@@ -120,8 +121,7 @@ class SqlCustomers:
         stmt = select(T).where(T.c.organization_id == org,
                                T.c.deleted_at.is_not(None) if deleted else T.c.deleted_at.is_(None))
         if text:
-            pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            stmt = stmt.where(or_(*(func.lower(c).like(pattern, escape="\\") for c in (T.c.source_id, T.c.name, T.c.email))))
+            stmt = stmt.where(contains_text((T.c.source_id, T.c.name, T.c.email), text))
         if starting_after:
             stmt = stmt.where(T.c.id < starting_after)
         rows = (await self.conn.execute(stmt.order_by(T.c.id.desc()).limit(limit + 1))).all()

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from sqlalchemy import Table, insert
+from sqlalchemy import ColumnElement, Table, func, insert, or_
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -274,3 +274,10 @@ async def insert_committed(engine: AsyncEngine, table: Table, row: Mapping[str, 
         if not inserted:
             await conn.rollback()
         return inserted
+
+
+def contains_text(columns: Sequence[Any], text: str) -> ColumnElement[bool]:
+    """Any of ``columns`` contains ``text``, in any case (``%`` and ``_`` in it are literal): the
+    console's searches, on SQLite and PostgreSQL alike."""
+    pattern = "%" + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return or_(*(func.lower(c).like(pattern, escape="\\") for c in columns))

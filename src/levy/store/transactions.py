@@ -18,17 +18,18 @@ from decimal import Decimal
 from typing import Any
 
 from google.protobuf import json_format
-from sqlalchemy import String, bindparam, delete, exists, func, select, update
+from sqlalchemy import String, and_, bindparam, delete, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
 from levy.domain.transaction_records import StoredLine, TransactionRecord
-from levy.domain.transactions import ListFilters, TaxState
+from levy.domain.transactions import ListFilters, TaxState, TransactionSearch
 from levy.v1.transactions_pb2 import TransactionLineItem
 from levy.store.db import transaction
-from levy.store.rows import insert_committed, insert_rows, insert_together
+from levy.store.rows import contains_text, insert_committed, insert_rows, insert_together
+from levy.store.tables.areas import customers as customers_t
 from levy.store.tables.transactions import (
     transaction_line_taxes as taxes_t,
 )
@@ -253,6 +254,22 @@ async def credits_of(
     return await _load(conn, organization_id, rows)
 
 
+def _filter_conditions(f: ListFilters) -> list[Any]:
+    """The status, type, source and date conditions of ``f`` (the list's and the search's)."""
+    out = []
+    if f.status:
+        out.append(txn_t.c.status == f.status)
+    if f.type:
+        out.append(txn_t.c.type == f.type)
+    if f.source:
+        out.append(txn_t.c.source == f.source)
+    if f.transaction_date_from is not None:
+        out.append(txn_t.c.transaction_date >= f.transaction_date_from)
+    if f.transaction_date_to is not None:
+        out.append(txn_t.c.transaction_date < f.transaction_date_to)
+    return out
+
+
 async def list_transactions(
     conn: AsyncConnection, organization_id: str, filters: ListFilters, limit: int, starting_after: str | None
 ) -> tuple[list[TransactionRecord], bool]:
@@ -260,18 +277,9 @@ async def list_transactions(
     q = select(txn_t).where(txn_t.c.organization_id == organization_id)
     if starting_after:
         q = q.where(txn_t.c.id < starting_after)
-    if filters.status:
-        q = q.where(txn_t.c.status == filters.status)
-    if filters.type:
-        q = q.where(txn_t.c.type == filters.type)
+    q = q.where(*_filter_conditions(filters))
     if filters.reference_id:
         q = q.where(txn_t.c.reference_id == filters.reference_id)
-    if filters.source:
-        q = q.where(txn_t.c.source == filters.source)
-    if filters.transaction_date_from is not None:
-        q = q.where(txn_t.c.transaction_date >= filters.transaction_date_from)
-    if filters.transaction_date_to is not None:
-        q = q.where(txn_t.c.transaction_date < filters.transaction_date_to)
     if filters.customer_id:
         q = q.where(exists().where(
             lines_t.c.organization_id == organization_id,
@@ -281,6 +289,41 @@ async def list_transactions(
     rows = (await conn.execute(q.order_by(txn_t.c.id.desc()).limit(limit + 1))).all()
     records = await _load(conn, organization_id, rows[:limit])
     return records, len(rows) > limit
+
+
+async def search_transactions(
+    conn: AsyncConnection, organization_id: str, search: TransactionSearch, limit: int, starting_after: str | None
+) -> tuple[list[TransactionRecord], bool]:
+    """The console's search (:class:`levy.domain.transactions.TransactionSearch`): newest first by
+    transaction date, then id (keyset: ``starting_after`` is the last id of the previous page)."""
+    q = select(txn_t).where(txn_t.c.organization_id == organization_id)
+    if starting_after:
+        last = select(txn_t.c.transaction_date).where(
+            txn_t.c.organization_id == organization_id, txn_t.c.id == starting_after).scalar_subquery()
+        q = q.where(or_(txn_t.c.transaction_date < last,
+                        and_(txn_t.c.transaction_date == last, txn_t.c.id < starting_after)))
+    q = q.where(*_filter_conditions(search.filters))
+    if search.reference_text:
+        q = q.where(contains_text((txn_t.c.reference_id,), search.reference_text))
+    if search.customer_text:
+        line = exists().where(lines_t.c.organization_id == organization_id, lines_t.c.transaction_id == txn_t.c.id)
+        if search.customer_id:
+            q = q.where(line.where(lines_t.c.customer_id == search.customer_id))
+        else:
+            matching = select(customers_t.c.id).where(
+                customers_t.c.organization_id == organization_id,
+                contains_text((customers_t.c.source_id, customers_t.c.name, customers_t.c.email), search.customer_text))
+            q = q.where(line.where(lines_t.c.customer_id.in_(matching)))
+    if search.state:
+        q = q.where(exists().where(
+            taxes_t.c.organization_id == organization_id,
+            taxes_t.c.transaction_id == txn_t.c.id,
+            or_(taxes_t.c.jurisdiction_code.like(f"US-__-{search.state}"),
+                taxes_t.c.jurisdiction_code.like(f"US-__-{search.state}-%")),
+        ))
+    order = (txn_t.c.transaction_date.desc(), txn_t.c.id.desc())
+    rows = (await conn.execute(q.order_by(*order).limit(limit + 1))).all()
+    return await _load(conn, organization_id, rows[:limit]), len(rows) > limit
 
 
 async def marked_products(conn: AsyncConnection, organization_id: str, product_ids: Iterable[str]) -> set[str]:

@@ -93,9 +93,7 @@ async def update_transaction(req: pb.UpdateTransactionRequest, ctx: CallContext)
 @handles("levy.v1.TransactionService.GetTransaction")
 async def get_transaction(req: pb.GetTransactionRequest, ctx: CallContext) -> pb.Transaction:
     async with ctx.uow() as conn:
-        rec = await store.get_transaction(conn, ctx.organization_id, req.id)
-    if rec is None:
-        raise service.not_found(req.id)
+        rec = await service.get_transaction(conn, ctx.organization_id, req.id)
     return to_message(rec)
 
 
