@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 
+from levy.domain.currency import filing_currency
 from levy.domain.filing import CSV_COLUMNS, FilingTransaction, JurisdictionTotals, _csv_row, liability_report
 
 #: What a return's export names as its second file.
@@ -47,9 +48,11 @@ def amounts_on_return(state_code: str, txn: FilingTransaction) -> JurisdictionTo
     return JurisdictionTotals(state_code, f"Total {state_code}", "")
 
 
-#: The columns of the transactions file: the transaction, then the return's amount columns.
+#: The columns of the transactions file: the transaction (``currency``: its own), then the return's
+#: amount columns, in the return's currency (``filing_currency``: the return's last column).
 TRANSACTION_CSV_COLUMNS: tuple[str, ...] = (
-    "transaction_id", "type", "status", "transaction_date", "currency", "reference_id", *CSV_COLUMNS[3:],
+    "transaction_id", "type", "status", "transaction_date", "currency", "reference_id", *CSV_COLUMNS[3:-1],
+    "filing_currency",
 )
 
 
@@ -61,5 +64,5 @@ def entries_to_csv(entries: Iterable[ReturnEntry]) -> str:
     w.writerow(TRANSACTION_CSV_COLUMNS)
     for e in entries:
         w.writerow([e.transaction_id, e.type, e.status, e.transaction_date.isoformat(), e.currency,
-                    e.reference_id or "", *_csv_row(e.amounts)[3:]])
+                    e.reference_id or "", *_csv_row(e.amounts, filing_currency())[3:]])
     return buf.getvalue()
