@@ -21,7 +21,8 @@ import pytest
 from levyserver import LevyServer, fresh_database, start_server
 from test_calculations import _levy
 from test_filings import JAN, Filings, fil, period, row, txn  # noqa: F401  (fil is a fixture)
-from test_sourcing_api import _import_records
+from rates_servers import _import_records
+from sourcing_cases import RECORDS, SOURCE
 from txn_api import Txn, error_of, line, register
 
 AUSTIN = {"line1": "100 Congress Ave", "city": "Austin", "state": "TX", "postal_code": "78701", "country": "US"}
@@ -42,7 +43,7 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     with fresh_database(request.param, tmp_path_factory.mktemp("i37a-db")) as url:
         srv = start_server(url, tmp_path_factory.mktemp("i37a-logs"), extra_env={"LEVY_RATES_REFRESH_SECONDS": "0.3"})
         try:
-            asyncio.run(_import_records(url))  # 78701: Austin city 1 %, Austin MTA 1 %
+            asyncio.run(_import_records(url, SOURCE, RECORDS))  # 78701: Austin city 1 %, Austin MTA 1 %
             ecb = tmp_path_factory.mktemp("i37a-ecb") / "eurofxref-hist.csv"
             ecb.write_text(ECB_CSV)
             done = _levy(url, "rates", "import", str(ecb), "--no-progress")
