@@ -48,8 +48,9 @@ def test_marketplace_rule_from_primary_sources():
     # Colorado DOR, multichannel sellers: marketplace sales are not included in the $100,000.
     co = threshold_for("CO", AS_OF)
     assert co.counts_marketplace_sales is False and "colorado.gov" in co.marketplace_source
-    # The other primary-sourced rows: WA counts them (DOR page); AZ (R15-5-2009(D)) and FL (12A-1.103) do not.
-    assert [threshold_for(s, AS_OF).counts_marketplace_sales for s in ("WA", "AZ", "FL")] == [True, False, False]
+    # The other primary-sourced rows: WA and NC count them (DOR pages); AZ (R15-5-2009(D)) and FL (12A-1.103) do not.
+    assert [threshold_for(s, AS_OF).counts_marketplace_sales for s in ("WA", "NC", "AZ", "FL")] == [
+        True, True, False, False]
     counts = counts_marketplace(AS_OF)
     # Unconfirmed (null) states count marketplace sales, so that a threshold is never missed.
     assert threshold_for("GA", AS_OF).counts_marketplace_sales is None
