@@ -481,6 +481,20 @@ def test_nexus_page_shows_progress_against_thresholds(admin: ConsoleClient, http
     assert member.get("/nexus").status_code == 403  # the API's admin-only report
 
 
+def test_nexus_page_says_which_sales_were_converted(admin: ConsoleClient, http: httpx.Client) -> None:
+    # A CA sale of 100.00 EUR at 1.1 USD per EUR: $110.00 counted, one sale in EUR (issue 37).
+    r = http.post("/transactions", json={
+        "type": "sale", "status": "finalized", "transaction_date": "2026-01-05T12:00:00Z", "currency": "EUR",
+        "exchange_rate": "1.1", "line_items": [{"id": "1", "quantity": "1", "unit_price": "10000",
+                                                "customer": {"address": {"state": "CA"}},
+                                                "product": {"tax_attributes": ["GENERAL.TANGIBLE.GOODS"]}}]})
+    assert r.status_code == 200, r.text
+    page = admin.get("/nexus", params={"as_of": "2026-02-01"})
+    row = re.search(r'<tr id="nexus-CA".*?</tr>', page.text, re.S).group(0)
+    assert "$110.00" in row and "1 in EUR, converted at their stored rates" in row
+    assert "converted" not in re.search(r'<tr id="nexus-TX".*?</tr>', page.text, re.S).group(0)
+
+
 # ------------------------------------------------------------------ transactions
 
 

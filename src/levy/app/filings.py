@@ -35,14 +35,19 @@ from levy.domain.filing import (
 from levy.domain.filing_transactions import EXPORT_FILES, ReturnEntry, amounts_on_return, entries_to_csv
 from levy.domain.ids import new_id
 from levy.domain.nexus import load_thresholds, measurement_windows, threshold_for
-from levy.domain.nexus_report import NexusStateReport, counts_marketplace, dated_sales_by_state, nexus_report
+from levy.domain.nexus_report import (
+    NexusStateReport,
+    converted_by_state,
+    counts_marketplace,
+    dated_sales_by_state,
+    nexus_report,
+)
 from levy.domain.periods import check_report_date
 from levy.domain.transaction_records import TransactionRecord, to_filing
 from levy.domain.transactions import check_transition
 from levy.store import filings as store
 from levy.store import transactions as transactions_store
-from levy.store.organization import registrations_for
-from levy.store.organization import lock_organization
+from levy.store.organization import lock_organization, registrations_for
 from levy.store.transactions import update_transaction
 
 
@@ -336,9 +341,11 @@ def nexus_window_start(as_of: date) -> date:
 
 async def nexus(conn: AsyncConnection, organization_id: str, as_of: date) -> tuple[NexusStateReport, ...]:
     records = await store.liable_transactions(conn, organization_id, nexus_window_start(as_of), as_of)
-    sales = dated_sales_by_state((to_filing(r) for r in records), counts_marketplace(as_of))
+    txns = [to_filing(r) for r in records]
+    counts = counts_marketplace(as_of)
     registered = {
         r.jurisdiction for r in await registrations_for(conn, organization_id)
         if r.jurisdiction.startswith("US-ST-") and len(r.jurisdiction) == 8 and r.covers(as_of)
     }
-    return nexus_report(as_of, sales, registered)
+    return nexus_report(as_of, dated_sales_by_state(txns, counts), registered,
+                        converted=converted_by_state(txns, counts))

@@ -788,6 +788,8 @@ class Console:
             share = Decimal(s.get("threshold_share") or "0")
             s["percent"] = int(min(share * 100, Decimal(100)))
             s["percent_text"] = f"{share * 100:.0f} %"
+            # Issue 37: the currencies of the counted sales that were converted to the filing currency.
+            s["converted_currencies"] = sorted({c["currency"] for c in s.get("converted_transactions", ())})
         return self._page(200, "nexus.html", signed, as_of=report.as_of, states=states)
 
     async def certificate_upload(self, req: Request, signed: Signed) -> Response:

@@ -457,15 +457,21 @@ def _add_marketplace(agg: _Aggregate, state: str, txn: FilingTransaction) -> Non
                                             txn.sign * (tax + sum(allocated))))
 
 
-def _add_converted(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
-    """List a transaction in another currency on ``state``'s return with its gross in both currencies."""
+def converted_entry(txn: FilingTransaction, state: str) -> ConvertedEntry:
+    """A transaction in another currency as ``state`` sees it: its gross there in both currencies
+    (also used by the nexus report, :mod:`levy.domain.nexus_report`)."""
     assert txn.currency is not None and txn.exchange_rate is not None
     share = sum(ln.amount for ln in _in_state(txn, state))
     total = sum(ln.amount for ln in txn.lines)
     # The state's part of the gross in the transaction's own currency (the whole when it is one state's).
     original = txn.original_gross if share == total else allocate(txn.original_gross, [share, total - share])[0]
-    agg.converted.append(ConvertedEntry(txn.id, txn.currency, txn.exchange_rate, txn.exchange_rate_date,
-                                        txn.sign * original, txn.sign * share))
+    return ConvertedEntry(txn.id, txn.currency, txn.exchange_rate, txn.exchange_rate_date,
+                          txn.sign * original, txn.sign * share)
+
+
+def _add_converted(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:
+    """List a transaction in another currency on ``state``'s return with its gross in both currencies."""
+    agg.converted.append(converted_entry(txn, state))
 
 
 def _add(agg: _Aggregate, state: str, txn: FilingTransaction) -> None:

@@ -8,6 +8,10 @@ net amount and counts 0. Collected-tax (``SALES_TAX``) lines are not goods lines
 and never count (spec 4.7 rule 2); a tax-only transaction therefore adds
 nothing, neither amount nor count. Exempt and unregistered lines count (gross
 sales into the state).
+
+Issue 37: :func:`converted_by_state` lists, per state, the counted transactions in another
+currency than the filing currency (converted at their stored rate); :func:`nexus_report` keeps
+those dated in each state's deciding measurement period.
 """
 
 from __future__ import annotations
@@ -17,7 +21,13 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from levy.domain.filing import LIABLE_STATUSES, FilingTransaction, state_of
+from levy.domain.filing import (
+    LIABLE_STATUSES,
+    ConvertedEntry,
+    FilingTransaction,
+    converted_entry,
+    state_of,
+)
 from levy.domain.nexus import (
     DatedSale,
     MeasurementPeriod,
@@ -41,6 +51,23 @@ def counts_marketplace(as_of: date) -> Callable[[str], bool]:
     return counts
 
 
+def _counted(
+    txn: FilingTransaction, marketplace_counts: Callable[[str], bool],
+) -> dict[str, int]:
+    """Per two-letter state, the net amount of ``txn``'s goods lines that counts toward nexus there
+    (empty when it never counts: not liable, or in another currency without a rate)."""
+    per_state: dict[str, int] = {}
+    if txn.status not in LIABLE_STATUSES or (txn.currency is not None and txn.exchange_rate is None):
+        return per_state
+    for ln in txn.lines:
+        states = {state_of(r.jurisdiction_code) for r in ln.rows} - {None}
+        if txn.marketplace_facilitator is not None:
+            states = {s for s in states if marketplace_counts(s)}
+        for s in states:
+            per_state[s] = per_state.get(s, 0) + ln.net_amount
+    return per_state
+
+
 def dated_sales_by_state(
     transactions: Iterable[FilingTransaction], marketplace_counts: Callable[[str], bool] = lambda state: True,
 ) -> dict[str, list[DatedSale]]:
@@ -51,20 +78,26 @@ def dated_sales_by_state(
     (amounts not in the filing currency) never counts."""
     out: dict[str, list[DatedSale]] = {}
     for txn in transactions:
-        if txn.status not in LIABLE_STATUSES or (txn.currency is not None and txn.exchange_rate is None):
-            continue
-        per_state: dict[str, int] = {}
-        for ln in txn.lines:
-            states = {state_of(r.jurisdiction_code) for r in ln.rows} - {None}
-            if txn.marketplace_facilitator is not None:
-                states = {s for s in states if marketplace_counts(s)}
-            for s in states:
-                per_state[s] = per_state.get(s, 0) + ln.net_amount
-        for s, amount in per_state.items():
+        for s, amount in _counted(txn, marketplace_counts).items():
             if txn.type == "credit":
                 out.setdefault(s, []).append(DatedSale(txn.transaction_date, -amount, 0))
             else:
                 out.setdefault(s, []).append(DatedSale(txn.transaction_date, amount, 1))
+    return out
+
+
+def converted_by_state(
+    transactions: Iterable[FilingTransaction], marketplace_counts: Callable[[str], bool] = lambda state: True,
+) -> dict[str, list[tuple[date, ConvertedEntry]]]:
+    """Per two-letter state, the dated transactions in another currency that count toward nexus
+    there (the same ones :func:`dated_sales_by_state` counts), each with its gross in the state in
+    its own currency and converted (:func:`levy.domain.filing.converted_entry`)."""
+    out: dict[str, list[tuple[date, ConvertedEntry]]] = {}
+    for txn in transactions:
+        if txn.currency is None:
+            continue
+        for s in _counted(txn, marketplace_counts):
+            out.setdefault(s, []).append((txn.transaction_date, converted_entry(txn, s)))
     return out
 
 
@@ -86,6 +119,8 @@ class NexusStateReport:
     registered: bool
     crossed_on: date | None
     threshold_source: str
+    #: Issue 37: the counted transactions in another currency dated in the period (by date, then id).
+    converted: tuple[ConvertedEntry, ...] = ()
 
     @property
     def needs_registration(self) -> bool:
@@ -106,12 +141,15 @@ def nexus_report(
     dated_sales_by_state: Mapping[str, Iterable[DatedSale]],
     registered_states: Collection[str] | Callable[[str], bool],
     thresholds: Mapping[str, NexusThreshold] | None = None,
+    converted: Mapping[str, Iterable[tuple[date, ConvertedEntry]]] | None = None,
 ) -> tuple[NexusStateReport, ...]:
     """Every state with a threshold in force on ``as_of`` measured over its period.
 
     ``registered_states``: two-letter states (or ``US-ST-XX`` codes, or a predicate on the
     two-letter state) where the seller is registered on ``as_of``. ``thresholds`` defaults to the
     project data in force on ``as_of``; states without a sales tax (no threshold) are left out.
+    ``converted`` (:func:`converted_by_state`): each state's report lists those dated in its
+    deciding measurement period.
     Order: exceeded and not registered first (earliest crossing first), then exceeded and
     registered, then the rest by share reached (largest first); ties by state code.
     """
@@ -126,6 +164,8 @@ def nexus_report(
         if not t.has_threshold:
             continue
         ev = evaluate_nexus(t, dated_sales_by_state.get(state, ()), as_of)
+        in_period = sorted(((on, c) for on, c in (converted or {}).get(state, ())
+                            if ev.period_start <= on <= ev.period_end), key=lambda x: (x[0], x[1].transaction_id))
         rows.append(
             NexusStateReport(
                 state=state,
@@ -144,6 +184,7 @@ def nexus_report(
                 registered=bool(is_reg(state)),
                 crossed_on=ev.crossed_on,
                 threshold_source=t.source,
+                converted=tuple(c for _, c in in_period),
             )
         )
 

@@ -209,4 +209,6 @@ def nexus_message(as_of: date, rows: Iterable[NexusStateReport]) -> pb.NexusRepo
             s.transaction_threshold = r.transaction_threshold
         if r.crossed_on is not None:
             s.crossed_on = r.crossed_on.isoformat()
+        s.converted_transaction_count = len(r.converted)
+        _converted(r.converted, s.converted_transactions)
     return msg

@@ -795,6 +795,8 @@ class NexusState(_message.Message):
     PERIOD_END_FIELD_NUMBER: _builtins.int
     THRESHOLD_SOURCE_FIELD_NUMBER: _builtins.int
     NEEDS_REGISTRATION_FIELD_NUMBER: _builtins.int
+    CONVERTED_TRANSACTION_COUNT_FIELD_NUMBER: _builtins.int
+    CONVERTED_TRANSACTIONS_FIELD_NUMBER: _builtins.int
     state: _builtins.str
     """State code, for example `CA`."""
     sales_amount: _builtins.str
@@ -825,6 +827,16 @@ class NexusState(_message.Message):
     """Where the threshold comes from."""
     needs_registration: _builtins.bool
     """Exceeded and not registered: the seller should register."""
+    converted_transaction_count: _builtins.int
+    """Levy extension (issue 37): how many of the transactions counted over the
+    measurement period are in another currency than the filing currency.
+    """
+    @_builtins.property
+    def converted_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConvertedTransaction]:
+        """Levy extension (issue 37): those transactions, converted at their stored
+        rate (`gross_sales` in minor units of the filing currency; a credit negative).
+        """
+
     def __init__(
         self,
         *,
@@ -843,10 +855,12 @@ class NexusState(_message.Message):
         period_end: _builtins.str = ...,
         threshold_source: _builtins.str = ...,
         needs_registration: _builtins.bool = ...,
+        converted_transaction_count: _builtins.int = ...,
+        converted_transactions: _abc.Iterable[Global___ConvertedTransaction] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_crossed_on", b"_crossed_on", "_sales_threshold", b"_sales_threshold", "_transaction_threshold", b"_transaction_threshold", "crossed_on", b"crossed_on", "sales_threshold", b"sales_threshold", "transaction_threshold", b"transaction_threshold"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_crossed_on", b"_crossed_on", "_sales_threshold", b"_sales_threshold", "_transaction_threshold", b"_transaction_threshold", "crossed_on", b"crossed_on", "exceeded", b"exceeded", "is_registered", b"is_registered", "measurement_period", b"measurement_period", "needs_registration", b"needs_registration", "period_end", b"period_end", "period_start", b"period_start", "rule", b"rule", "sales_amount", b"sales_amount", "sales_threshold", b"sales_threshold", "state", b"state", "threshold_share", b"threshold_share", "threshold_source", b"threshold_source", "transaction_count", b"transaction_count", "transaction_threshold", b"transaction_threshold"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_crossed_on", b"_crossed_on", "_sales_threshold", b"_sales_threshold", "_transaction_threshold", b"_transaction_threshold", "converted_transaction_count", b"converted_transaction_count", "converted_transactions", b"converted_transactions", "crossed_on", b"crossed_on", "exceeded", b"exceeded", "is_registered", b"is_registered", "measurement_period", b"measurement_period", "needs_registration", b"needs_registration", "period_end", b"period_end", "period_start", b"period_start", "rule", b"rule", "sales_amount", b"sales_amount", "sales_threshold", b"sales_threshold", "state", b"state", "threshold_share", b"threshold_share", "threshold_source", b"threshold_source", "transaction_count", b"transaction_count", "transaction_threshold", b"transaction_threshold"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__crossed_on: _TypeAlias = _typing.Literal["crossed_on"]  # noqa: Y015
     _WhichOneofArgType__crossed_on: _TypeAlias = _typing.Literal["_crossed_on", b"_crossed_on"]  # noqa: Y015
