@@ -19,7 +19,8 @@ docs/operations.md.
 Ports: only this server's workers may share them. Before forking, the parent
 checks that nothing listens on either address (a bind without SO_REUSEPORT,
 :func:`claim_ports`) and then holds a bound, never listening socket with
-SO_REUSEPORT but not SO_REUSEADDR on each until it exits: its own workers
+SO_REUSEPORT but not SO_REUSEADDR (with it only where an earlier server's connections in
+TIME_WAIT hold the port, after a restart) on each until it exits: its own workers
 (SO_REUSEPORT, same user) join it, while a second, independent ``levy serve``
 fails its own check with "address already in use", as a ``--workers 1`` server
 does. Each worker reports on a pipe when its ports answer; the parent prints
@@ -120,7 +121,14 @@ def claim_ports(addresses: list[str]) -> list[socket.socket]:
             sock = socket.socket(family, socket.SOCK_STREAM)
             held.append(sock)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-            sock.bind((host, port))
+            try:
+                sock.bind((host, port))
+            except OSError:
+                # Nothing listens (the probe bound), so what holds the port is an earlier server's
+                # connections in TIME_WAIT (a restart on its ports): hold it with SO_REUSEADDR too.
+                # A second server is then refused by its probe once the workers listen.
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((host, port))
     except BaseException:
         for sock in held:
             sock.close()
