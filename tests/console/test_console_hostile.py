@@ -406,7 +406,7 @@ def test_amounts_are_shown_in_the_transactions_currency(srv: LevyServer, org: Te
     with api(srv, org.key) as c:
         r = c.post("/transactions", json={
             "type": "sale", "status": "finalized", "transaction_date": "2026-03-15T12:00:00Z",
-            "reference_id": ref, "currency": "JPY",
+            "reference_id": ref, "currency": "JPY", "exchange_rate": "0.0066",
             "line_items": [{"id": "1", "quantity": "1", "unit_price": "10000",
                             "customer": {"address": {"state": "TX"}},
                             "product": {"tax_attributes": ["GENERAL.TANGIBLE.GOODS"]}}]})
