@@ -18,7 +18,7 @@ import grpc
 import httpx
 import pytest
 from levyserver import LevyServer, Tenant, create_tenant
-from rates_servers import server_with_records
+from rates_servers import caller, server_with_records
 from sourcing_cases import (
     DAY,
     HOUSTON_ROWS,
@@ -33,7 +33,6 @@ from sourcing_cases import (
 from test_calculations import Caller, _Sql, _wait_for, assert_consistent
 from txn_api import Txn
 
-from levy.v1 import calculations_pb2_grpc as pbg
 from levy.v1 import filings_pb2 as fpb
 from levy.v1 import filings_pb2_grpc as fpbg
 
@@ -95,9 +94,8 @@ def channel(server: LevyServer) -> Iterator[grpc.Channel]:
 
 
 @pytest.fixture(params=["rest", "grpc"])
-def calc(request: pytest.FixtureRequest, server: LevyServer, channel: grpc.Channel) -> Iterator[Caller]:
-    with httpx.Client(base_url=server.http_url, timeout=30) as rest:
-        yield Caller(request.param, rest, pbg.CalculationServiceStub(channel))
+def calc(request: pytest.FixtureRequest, server: LevyServer) -> Iterator[Caller]:
+    yield from caller(request.param, server)
 
 
 def rows(li: dict[str, Any]) -> list[tuple[str, str, str]]:

@@ -24,12 +24,11 @@ import grpc
 import httpx
 import pytest
 from levyserver import LevyServer, Tenant, create_tenant
-from rates_servers import server_with_records
+from rates_servers import caller, server_with_records
 from test_calculations import Caller, _Sql, _wait_for, assert_consistent, calc_error
 from txn_api import Txn
 
 from levy.domain.tax.local_rates import Component, LocalRecord
-from levy.v1 import calculations_pb2_grpc as pbg
 
 DAY = "2026-05-01T12:00:00Z"
 SOURCE = "inclusive-synthetic.csv"
@@ -75,9 +74,8 @@ def channel(server: LevyServer) -> Iterator[grpc.Channel]:
 
 
 @pytest.fixture(params=["rest", "grpc"])
-def calc(request: pytest.FixtureRequest, server: LevyServer, channel: grpc.Channel) -> Iterator[Caller]:
-    with httpx.Client(base_url=server.http_url, timeout=30) as rest:
-        yield Caller(request.param, rest, pbg.CalculationServiceStub(channel))
+def calc(request: pytest.FixtureRequest, server: LevyServer) -> Iterator[Caller]:
+    yield from caller(request.param, server)
 
 
 @pytest.fixture(params=["rest", "grpc"])
