@@ -10,7 +10,7 @@ so two concurrent writes cannot both leave a default.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -21,8 +21,6 @@ from levy.domain.tax.rates import RateTable, ZipPlace
 from levy.store import locations as store
 from levy.store.keys import utcnow
 from levy.store.organization import lock_organization
-
-INPUT_FIELDS = tuple(f.name for f in fields(LocationInput))
 
 
 def zip_checker(directory: Mapping[str, ZipPlace], table: RateTable | None = None) -> ZipInState:

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -81,11 +81,3 @@ async def retry_write_conflicts(fn: Callable[[], Awaitable[T]], *, in_request_tr
             await asyncio.sleep(random.uniform(0.005, 0.02) * attempt)
     raise AssertionError("unreachable")  # pragma: no cover
 
-
-@contextlib.asynccontextmanager
-async def open_services(config: Config) -> AsyncIterator[AppServices]:
-    services = AppServices.create(config)
-    try:
-        yield services
-    finally:
-        await services.close()

@@ -324,8 +324,6 @@ def duplicate_meta(existing: CustomerRecord) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- batch upsert
 
-BATCH_STATUSES = ("created", "updated", "stale", "deleted", "failed")
-
 
 @dataclass(slots=True)
 class BatchItem:

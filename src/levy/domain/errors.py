@@ -155,15 +155,6 @@ class Conflict(LevyError):
     type = "conflict"
 
 
-class Aborted(Conflict):
-    """409 for races: a concurrent request changed the resource first."""
-
-    code = "concurrent_modification"
-    title = "Concurrent Modification"
-    grpc_code = "ABORTED"
-    type = "concurrent_modification"
-
-
 class RequestTooLarge(LevyError):
     status = 413
     code = "request_too_large"
