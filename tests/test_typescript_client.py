@@ -1,7 +1,9 @@
-"""The TypeScript client (clients/typescript): stubs generated from protos/ by
-ts-proto, compiled with tsc, run by Node against a real server on SQLite and
-PostgreSQL. The Node program (src/example.ts) prints a JSON report; the
-figures it must show are worked out here by hand.
+"""The TypeScript clients (clients/typescript): gRPC stubs generated from protos/ by
+ts-proto and a REST client typed from docs/openapi.json (openapi-typescript +
+openapi-fetch), compiled with tsc --strict, run by Node against a real server on
+SQLite and PostgreSQL. Each Node program (src/example.ts over gRPC,
+src/rest-example.ts over REST) prints a JSON report; the figures it must show are
+worked out here by hand.
 
 The fixture installs the npm project (`npm ci`, from the committed
 package-lock.json) when node_modules is missing or older than the lock file,
@@ -53,8 +55,9 @@ def node_client() -> Path:
         r = _npm("ci", "--no-audit", "--no-fund", timeout=600)
         if r.returncode != 0:
             _cannot(f"npm ci failed (is the npm registry reachable?): {r.stderr[-2000:]}")
-    r = _npm("run", "build", timeout=600)  # scripts/gen-clients typescript, then tsc
+    r = _npm("run", "build", timeout=600)  # scripts/gen-clients typescript, openapi-typescript, then tsc
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    assert '"strict": true' in (CLIENT / "tsconfig.json").read_text()
     return CLIENT / "dist" / "example.js"
 
 
@@ -118,3 +121,35 @@ def test_node_client_first_calls_and_rich_errors(node_client: Path, limited: Lev
     again = _run(node_client, limited, tenant)
     assert again["registration"].startswith("already registered: reg_")
     assert again["calculation"]["tax_amount"] == "625" and again["transaction"]["status"] == "finalized"
+
+
+def test_node_rest_client_typed_from_openapi(node_client: Path, server: LevyServer) -> None:
+    tenant = create_tenant(server.database_url)
+    env = {**os.environ, "LEVY_BASE_URL": server.http_url, "LEVY_API_KEY": tenant.key,
+           "LEVY_ADMIN_KEY": tenant.admin_key}
+    r = subprocess.run(["node", str(node_client.parent / "rest-example.js")], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr + server.log()[-3000:]
+    report = json.loads(r.stdout)
+
+    assert report["registration"] == "US-ST-TX"
+    created = report["customers"]["created"]
+    assert len(created) == 3 and all(c.startswith("cust_") for c in created)
+    # A new organization holds only these three: newest first, two a page -> pages of 2 and 1.
+    assert report["customers"]["seen"] == created[::-1]
+    assert report["customers"]["pages"] == 2
+    assert report["customer"] == {"id": created[0], "name": "Customer 1", "source_id": report["customer"]["source_id"]}
+    assert report["customer"]["source_id"].endswith("-1")
+
+    # 2 x 4999 = 9998 cents to Texas at the state rate 6.25 % (no postal code: no local rate):
+    # 9998 x 0.0625 = 624.875 -> 625 (ROUND_HALF_UP), one row.
+    assert report["calculation"] == {"tax_amount": "625", "rows": 1}
+    t = report["transaction"]
+    assert t["id"].startswith("txn_") and (t["draft_status"], t["status"]) == ("draft", "finalized")
+    assert t["tax_amount"] == "625" and t["reference_id"].startswith("INV-")
+
+    # The calculation endpoint's 422 is spec 7.2's `detail` list: the client turns each item into an
+    # error object whose code is the item's `type` and whose pointer comes from its `loc`.
+    assert report["validation_error"] == {"status": 422, "code": "value_error",
+                                          "pointers": ["/line_items/1/quantity"], "isValidation": True}
+    assert report["not_found"] == {"status": 404, "code": "not_found", "isNotFound": True, "requestId": True}
