@@ -230,3 +230,22 @@ def test_opted_out_local_jurisdiction_is_taxed(rules):
 def test_without_holidays_nothing_changes(rules):
     res = calc(_dallas(), rules, [mkline(state="TX", zip="75201", cat=APPAREL, price=5000)], date(2026, 8, 8), None)
     assert res.tax_amount == 463  # as on the day after, worked above
+
+
+def test_the_general_holidays_leave_out_what_their_statutes_exclude(holidays):
+    # MA (M.G.L. c. 64H s. 6A) and OH (R.C. 5739.41): most tangible goods, but not alcohol, tobacco, services,
+    # software or leases; MA not meals either. Machinery and raw materials (business inputs) are left out.
+    ma, oh = date(2025, 8, 9), date(2025, 8, 5)
+    one = Decimal(1)
+    for state, on in (("MA", ma), ("OH", oh)):
+        assert holidays.find(state, "GENERAL.TANGIBLE.FURNITURE", 50000, one, on) is not None
+        for code in ("FOOD.GROCERY.ALCOHOL", "FOOD.GROCERY.TOBACCO", "SERVICES.REPAIR.TANGIBLE",
+                     "SOFTWARE.DOWNLOADED.PREWRITTEN", "GENERAL.TANGIBLE.LEASE", "GENERAL.TANGIBLE.MACHINERY"):
+            assert holidays.find(state, code, 1000, one, on) is None, (state, code)
+    assert holidays.find("MA", "FOOD.PREPARED.RESTAURANT", 1000, one, ma) is None
+    assert holidays.find("OH", "FOOD.PREPARED.RESTAURANT", 1000, one, oh) is not None  # meals are goods in Ohio
+    # The limits: MA $2,500 or less, OH $500 or less, per item (a line of 2 at $500 qualifies in Ohio).
+    assert holidays.find("MA", "GENERAL.TANGIBLE.GOODS", 250000, one, ma) is not None
+    assert holidays.find("MA", "GENERAL.TANGIBLE.GOODS", 250001, one, ma) is None
+    assert holidays.find("OH", "GENERAL.TANGIBLE.GOODS", 100000, Decimal(2), oh) is not None
+    assert holidays.find("OH", "GENERAL.TANGIBLE.GOODS", 50001, one, oh) is None
