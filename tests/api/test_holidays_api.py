@@ -15,6 +15,7 @@ figure is worked by hand: tax = ROUND_HALF_UP(base x rate) per row, in cents.
 * Ohio (R.C. 5739.41; 2025: Aug. 1-14): most goods of $500 or less, state and county; not alcohol.
 * South Carolina (S.C. Code 12-36-2120(57); 2025: Aug. 1-3): clothing with no price limit, state and local;
   not wallets and handbags (accessories).
+* Mississippi (Miss. Code 27-65-111; 2025: July 11-13): clothing under $100, the state level only.
 * West Virginia (W. Va. Code 11-15-9s; 2025: Aug. 1-4, Friday to Monday): clothing $125 or less, sports
   equipment $150 or less, state and municipal.
 """
@@ -34,7 +35,8 @@ CLOTHING = ["CLOTHING.APPAREL.GENERAL"]
 SUPPLIES = ["GENERAL.TANGIBLE.SCHOOL_SUPPLIES"]
 
 # Dallas: city 1% + transit district 1%; Miami: county surtax 1%; Columbia: county 1.75% + city 2%; Oklahoma
-# City: city 4.125%; Columbus OH: county 1.25%; Columbia SC: county 2%; Charleston WV: city 1% (test figures).
+# City: city 4.125%; Columbus OH: county 1.25%; Columbia SC: county 2%; Charleston WV: city 1%; Jackson MS: city 1%
+# (test figures).
 # Hartford and Boston: the state rate alone (Connecticut 6.35%, Massachusetts 6.25%, no local sales tax).
 RATES_CSV = """state,zip5,city,county,primary,effective_from,components
 TX,75201,Dallas,Dallas County,yes,2020-01-01,city:Dallas:1%;special:Dallas MTA:1%
@@ -44,6 +46,7 @@ OK,73102,Oklahoma City,Oklahoma County,yes,2020-01-01,city:Oklahoma City:4.125%
 OH,43215,Columbus,Franklin County,yes,2020-01-01,county:Franklin County:1.25%
 SC,29201,Columbia,Richland County,yes,2020-01-01,county:Richland County:2%
 WV,25301,Charleston,Kanawha County,yes,2020-01-01,city:Charleston:1%
+MS,39201,Jackson,Hinds County,yes,2020-01-01,city:Jackson:1%
 """
 
 
@@ -61,7 +64,7 @@ def hol_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 @pytest.fixture(scope="module")
 def seller(hol_server: LevyServer) -> Tenant:
     t = create_tenant(hol_server.database_url)
-    _Sql(hol_server.database_url).register(t.organization_id, "TX", "FL", "MO", "OK", "CT", "MA", "OH", "SC", "WV")
+    _Sql(hol_server.database_url).register(t.organization_id, "TX", "FL", "MO", "OK", "CT", "MA", "OH", "SC", "WV", "MS")
     return t
 
 
@@ -287,3 +290,20 @@ def test_west_virginia_friday_to_monday_at_and_above_the_limits(calc, seller, da
 def test_west_virginia_the_day_after(calc, seller) -> None:
     # Tuesday 2025-08-05, $125: 12500 x 6% = 750; x 1% = 125.
     assert taxes(one(calc, seller, "2025-08-05", "WV", "25301", CLOTHING, 12500)) == ["750", "125"]
+
+
+@pytest.mark.parametrize("day", ["2025-07-11", "2025-07-13"])
+def test_mississippi_state_only_holiday_leaves_the_city_taxed(calc, seller, day) -> None:
+    # $50 shirt in Jackson: the state row exempt, the city's 1% charged: 5000 x 1% = 50.
+    li = one(calc, seller, day, "MS", "39201", CLOTHING, 5000)
+    rows = rows_by_type(li)
+    assert rows["state"]["tax_amount"] == "0"
+    assert rows["state"]["rule_name"].startswith("Exempt: Mississippi back-to-school sales tax holiday 2025")
+    assert rows["city"]["tax_amount"] == "50" and "exempts the state level only" in rows["city"]["detail"]
+    # $100.00 is not under $100: 10000 x 7% = 700; x 1% = 100.
+    assert taxes(one(calc, seller, day, "MS", "39201", CLOTHING, 10000)) == ["700", "100"]
+
+
+def test_mississippi_the_day_after(calc, seller) -> None:
+    # 2025-07-14, $50: 5000 x 7% = 350; x 1% = 50.
+    assert taxes(one(calc, seller, "2025-07-14", "MS", "39201", CLOTHING, 5000)) == ["350", "50"]
