@@ -44,7 +44,7 @@ def test_every_holiday_is_sourced_dated_and_within_the_catalogue(holidays):
         assert h.first_day <= h.last_day
         assert h.items and all(i.codes for i in h.items)
     # Every year asked for: 2025, 2026 and 2027, for each state authored.
-    for state in ("TX", "FL", "MO", "AL", "TN"):
+    for state in ("TX", "FL", "MO", "AL", "TN", "OK", "AR", "SC", "MS", "CT", "MD", "VA", "WV"):
         years = {h.first_day.year for h in holidays.of_state(state)}
         assert {2025, 2026, 2027} <= years, state
 
@@ -65,6 +65,12 @@ def test_periods_of_a_state_do_not_overlap(holidays):
     ("AL", 2025, lambda d: d.month == 7 and 15 <= d.day <= 21),
     # TN (T.C.A. 67-6-393): the last Friday in July.
     ("TN", 2025, lambda d: d.month == 7 and d.day >= 25),
+    # OK (68 O.S. 1357.10), SC (S.C. Code 12-36-2120(57)), VA (Va. Code 58.1-611.2): the first Friday in August.
+    ("OK", 2025, lambda d: d.month == 8 and d.day <= 7),
+    ("SC", 2025, lambda d: d.month == 8 and d.day <= 7),
+    ("VA", 2025, lambda d: d.month == 8 and d.day <= 7),
+    # MS (Miss. Code 27-65-111, SB 2470 of 2024): the second Friday in July.
+    ("MS", 2025, lambda d: d.month == 7 and 8 <= d.day <= 14),
 ])
 def test_weekend_holidays_follow_the_statutes_rule(holidays, state, since, weekday_rule):
     for h in holidays.of_state(state):
@@ -72,6 +78,24 @@ def test_weekend_holidays_follow_the_statutes_rule(holidays, state, since, weekd
             continue
         assert h.first_day.weekday() == 4 and weekday_rule(h.first_day), h.name  # a Friday
         assert h.last_day == h.first_day + timedelta(days=2), h.name  # to the Sunday
+
+
+@pytest.mark.parametrize("state,first_weekday,first_rule,days", [
+    # CT (Conn. Gen. Stat. 12-407e): the third Sunday in August to the following Saturday.
+    ("CT", 6, lambda d: d.month == 8 and 15 <= d.day <= 21, 6),
+    # MD (Tax-General 11-228): the second Sunday in August to the following Saturday.
+    ("MD", 6, lambda d: d.month == 8 and 8 <= d.day <= 14, 6),
+    # AR (Ark. Code 26-52-444): the first Saturday in August and the Sunday after.
+    ("AR", 5, lambda d: d.month == 8 and d.day <= 7, 1),
+    # WV (W. Va. Code 11-15-9s): the Friday before the first Sunday in August to the Monday after it.
+    ("WV", 4, lambda d: (d + timedelta(days=2)).month == 8 and (d + timedelta(days=2)).day <= 7, 3),
+])
+def test_other_statutory_periods(holidays, state, first_weekday, first_rule, days):
+    hs = holidays.of_state(state)
+    assert {h.first_day.year for h in hs} >= {2025, 2026, 2027}, state
+    for h in hs:
+        assert h.first_day.weekday() == first_weekday and first_rule(h.first_day), h.name
+        assert h.last_day == h.first_day + timedelta(days=days), h.name
 
 
 def test_florida_is_the_whole_of_august_every_year(holidays):
@@ -93,8 +117,14 @@ def test_the_parser_refuses_bad_entries():
 
 def test_the_shipped_file_lists_what_it_left_out():
     left = _read_json("holidays.json")["not_included"]
-    assert {"AR", "CT", "MD", "OK", "VA"} <= {e["state"] for e in left}
-    assert all(e["why"] for e in left)
+    assert all(e["what"] and e["why"] for e in left)
+    # Every state asked for in issue 31 is authored (2025 at least) or left out with why.
+    authored = {h.state for h in load_holidays().all() if h.first_day.year == 2025}
+    for state in ("OK", "AR", "SC", "MS", "CT", "IA", "MA", "MD", "NM", "OH", "VA", "WV"):
+        assert state in authored or state in {e["state"] for e in left}, state
+    # The parts left out of authored holidays are said: MD's February Energy Star week, MS's Second Amendment
+    # weekend, the years of MA and OH not yet designated, Iowa's unconfirmed status.
+    assert {"IA", "MA", "MD", "MS", "OH", "VA"} <= {e["state"] for e in left}
 
 
 # ----------------------------------------------------------------- choosing a holiday
@@ -200,3 +230,22 @@ def test_opted_out_local_jurisdiction_is_taxed(rules):
 def test_without_holidays_nothing_changes(rules):
     res = calc(_dallas(), rules, [mkline(state="TX", zip="75201", cat=APPAREL, price=5000)], date(2026, 8, 8), None)
     assert res.tax_amount == 463  # as on the day after, worked above
+
+
+def test_the_general_holidays_leave_out_what_their_statutes_exclude(holidays):
+    # MA (M.G.L. c. 64H s. 6A) and OH (R.C. 5739.41): most tangible goods, but not alcohol, tobacco, services,
+    # software or leases; MA not meals either. Machinery and raw materials (business inputs) are left out.
+    ma, oh = date(2025, 8, 9), date(2025, 8, 5)
+    one = Decimal(1)
+    for state, on in (("MA", ma), ("OH", oh)):
+        assert holidays.find(state, "GENERAL.TANGIBLE.FURNITURE", 50000, one, on) is not None
+        for code in ("FOOD.GROCERY.ALCOHOL", "FOOD.GROCERY.TOBACCO", "SERVICES.REPAIR.TANGIBLE",
+                     "SOFTWARE.DOWNLOADED.PREWRITTEN", "GENERAL.TANGIBLE.LEASE", "GENERAL.TANGIBLE.MACHINERY"):
+            assert holidays.find(state, code, 1000, one, on) is None, (state, code)
+    assert holidays.find("MA", "FOOD.PREPARED.RESTAURANT", 1000, one, ma) is None
+    assert holidays.find("OH", "FOOD.PREPARED.RESTAURANT", 1000, one, oh) is not None  # meals are goods in Ohio
+    # The limits: MA $2,500 or less, OH $500 or less, per item (a line of 2 at $500 qualifies in Ohio).
+    assert holidays.find("MA", "GENERAL.TANGIBLE.GOODS", 250000, one, ma) is not None
+    assert holidays.find("MA", "GENERAL.TANGIBLE.GOODS", 250001, one, ma) is None
+    assert holidays.find("OH", "GENERAL.TANGIBLE.GOODS", 100000, Decimal(2), oh) is not None
+    assert holidays.find("OH", "GENERAL.TANGIBLE.GOODS", 50001, one, oh) is None

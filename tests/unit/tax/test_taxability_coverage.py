@@ -98,9 +98,10 @@ def test_generated_docs_are_up_to_date():
 @pytest.mark.parametrize("state, code, cell", [
     ("AR", "FOOD.GROCERY.GENERAL", "E+L"),  # state 0% from 2026 (Act 1008), local taxes apply
     ("AL", "FOOD.GROCERY.GENERAL", "R 2%"),  # reduced state food rate
-    ("CT", "CLOTHING.APPAREL.GENERAL", "7.75%>$1,000+D"),  # luxury rate above $1,000 per item, delivery counted
+    # luxury rate above $1,000 per item, delivery counted; H: the August tax free week (holidays.json)
+    ("CT", "CLOTHING.APPAREL.GENERAL", "7.75%>$1,000+DH"),
     ("TN", "GENERAL.TANGIBLE.GOODS", "T^"),  # single-article cap and band (item_rules.json)
-    ("MA", "CLOTHING.APPAREL.GENERAL", "E first $175"),
+    ("MA", "CLOTHING.APPAREL.GENERAL", "E first $175H"),  # H: the August holiday, $2,500 or less
     ("AZ", "SERVICES.INSTALLATION.REAL_PROPERTY", "P 65%"),
     ("CA", "MEDICAL.DEVICES.PROSTHETIC", "T*"),  # changes with _PRESCRIPTION
     ("IL", "MEDICAL.DEVICES.MOBILITY", "R 1% L0"),
