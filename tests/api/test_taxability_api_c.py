@@ -41,6 +41,10 @@ CASES = [
      "23VAC10-210-1060"),
     # Tenn. Rule 1320-05-01-.46: a newspaper (newsprint, at least biweekly) is exempt: 0
     ("TN newspaper exempt", "TN", ["PUBLICATIONS.PERIODICALS.NEWSPAPERS"], 200, 0, "Newspapers", "1320-05-01-.46"),
+    # IC 6-2.5-4-16.4: no right of permanent use, so a streaming subscription is not a retail transaction: 0 (was taxed)
+    ("IN streamed video exempt", "IN", ["DIGITAL.STREAMING.VIDEO"], 1500, 0, "Streamed", "6-2.5-4-16.4"),
+    # Reg. 1599(a)(2): a $100 coin is not a bulk sale; state level 6% + 1.25% statewide local: 600 + 125 = 725 (was 0)
+    ("CA bullion under bulk 7.25%", "CA", ["GENERAL.TANGIBLE.BULLION"], 10000, 725, "bulk", "Reg. 1599"),
 ]
 
 # Values still unconfirmed: (id, state, tax_attributes, price, expected tax); the engine applies the row's value
