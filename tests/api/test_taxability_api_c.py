@@ -45,6 +45,13 @@ CASES = [
     ("IN streamed video exempt", "IN", ["DIGITAL.STREAMING.VIDEO"], 1500, 0, "Streamed", "6-2.5-4-16.4"),
     # Reg. 1599(a)(2): a $100 coin is not a bulk sale; state level 6% + 1.25% statewide local: 600 + 125 = 725 (was 0)
     ("CA bullion under bulk 7.25%", "CA", ["GENERAL.TANGIBLE.BULLION"], 10000, 725, "bulk", "Reg. 1599"),
+    # Neb. Reg-1-001.01: repair of tangible personal property is taxed; 100.00 x 5.5% = 5.50 (was exempt)
+    ("NE repair labour 5.5%", "NE", ["SERVICES.REPAIR.TANGIBLE"], 10000, 550, "Repair labor", "Reg-1-001.01"),
+    # LDR food exemption publication: water sold in containers is not food for home consumption; 10.00 x 5% = 0.50
+    ("LA bottled water 5%", "LA", ["FOOD.GROCERY.BOTTLED_WATER"], 1000, 50, "Water sold in containers", "R.S. 47:305"),
+    # Va. Code 58.1-609.5(9): one-half of a parts-and-labor maintenance contract is taxed: base 50.00;
+    # state 4.3% = 2.15 and statewide local 1% = 0.50: 265
+    ("VA maintenance contract half", "VA", ["SERVICES.MAINTENANCE.CONTRACT"], 10000, 265, "one-half", "58.1-609.5(9)"),
 ]
 
 # Values still unconfirmed: (id, state, tax_attributes, price, expected tax); the engine applies the row's value
