@@ -52,6 +52,8 @@ CASES = [
     # Va. Code 58.1-609.5(9): one-half of a parts-and-labor maintenance contract is taxed: base 50.00;
     # state 4.3% = 2.15 and statewide local 1% = 0.50: 265
     ("VA maintenance contract half", "VA", ["SERVICES.MAINTENANCE.CONTRACT"], 10000, 265, "one-half", "58.1-609.5(9)"),
+    # 9 DCMR 474: data processing services are taxed; 100.00 x 6% = 6.00 (was exempt)
+    ("DC data processing 6%", "DC", ["SERVICES.DATA_PROCESSING.GENERAL"], 10000, 600, "Data processing", "9 DCMR 474"),
 ]
 
 # Values still unconfirmed: (id, state, tax_attributes, price, expected tax); the engine applies the row's value
