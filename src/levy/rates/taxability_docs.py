@@ -72,7 +72,8 @@ def treatment_text(r: Rule, short: bool = False) -> str:
 
 def source_link(r: Rule) -> str:
     if r.unsourced:
-        return "**unsourced**" + (f": {_cell(r.source)}" if r.source else "")
+        reason = r.source.removeprefix("unsourced:").strip()
+        return "**unsourced**" + (f": {_cell(reason)}" if reason else "")
     if r.source_url:
         text = _cell(r.source)
         return f"[source]({r.source_url}) {text[:157] + '...' if len(text) > 160 else text}"
