@@ -592,9 +592,10 @@ def _inclusive_split(
     bands: tuple[Band, ...] = (), counted: int = 0, share: DeliveryShare | None = None,
 ) -> tuple[int, list[TaxRow], list[int]]:
     """A tax-inclusive ``amount`` (not negative) split into its price before tax P, the rows of
-    ``taxed`` (plan entries) and how many rows each entry has (a band adds one): the rows are those of a tax-exclusive line of price P (the taxability
-    rule, the single-article ``bands``, the delivery rule's ``share``), their cents placed so that
-    P + the rows' taxes = ``amount`` exactly (docs/tax-engine.md, "Tax-inclusive prices")."""
+    ``taxed`` (plan entries) and how many rows each entry has (a band adds one). The rows are those
+    of a tax-exclusive line of price P (the taxability rule, the single-article ``bands``, the
+    delivery rule's ``share``), their cents placed so that P + the rows' taxes = ``amount`` exactly
+    (docs/tax-engine.md, "Tax-inclusive prices")."""
     js = [e[0] for e in taxed]
     factors = [share.factor(j.code) for j in js] if share is not None else None
     price, terms = _inclusive_terms(rule, js, amount, quantity, counted, bands, factors)
