@@ -266,15 +266,6 @@ def delivery_shares(
         yield idx, DeliveryShare(rule, taxable, whole)
 
 
-def delivery_rows(
-    lines: Sequence[LineInput], states: Sequence[str | None], results: Sequence[LineResult], rules: ItemRules, on: date
-) -> Iterator[tuple[int, tuple[TaxRow, ...]]]:
-    """(line index, its new rows) for each delivery line that a delivery rule reshapes
-    (:func:`delivery_shares`; for tax-exclusive lines: the rows reshaped as they are)."""
-    for idx, share in delivery_shares(lines, states, results, rules, on):
-        yield idx, tuple(share.reshape(r) for r in results[idx].taxes)
-
-
 def delivery_counted(lines: Sequence[LineInput], states: Sequence[str | None], nets: Sequence[int],
                      rules: ItemRules) -> list[int]:
     """Each goods line's share of the delivery charges of the calculation in its state, by its amount
