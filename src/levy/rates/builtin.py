@@ -89,8 +89,9 @@ def zip5_records(rows):  # type: ignore[no-untyped-def]
     states = states_by_code()
     directory = zip_directory()
     counties = state_counties()
-    return [zip_row_record(states[r.state], r, directory.get(r.zip5), counties.get(r.state)) for r in rows
-            if r.state in states]
+    places = state_places()
+    return [zip_row_record(states[r.state], r, directory.get(r.zip5), counties.get(r.state), places.get(r.state))
+            for r in rows if r.state in states]
 
 
 @lru_cache(maxsize=1)
@@ -104,6 +105,18 @@ def state_counties() -> dict[str, dict[str, str]]:
         if fips in STATE_FIPS:
             out.setdefault(STATE_FIPS[fips], {})[normalise_county(name)] = name
     return out
+
+
+@lru_cache(maxsize=1)
+def state_places() -> dict[str, frozenset[str]]:
+    """State code -> the normalised city names of its ZIPs in the ZIP directory (the places it knows)."""
+    from levy.domain.tax.place_names import normalise_place
+
+    out: dict[str, set[str]] = {}
+    for place in zip_directory().values():
+        if place.city:
+            out.setdefault(place.state, set()).add(normalise_place(place.city))
+    return {state: frozenset(names) for state, names in out.items()}
 
 
 RULE_KEYS = frozenset({

@@ -210,6 +210,8 @@ def item_rules_section(items: ItemRules, states: Sequence[str]) -> list[str]:
             out.append(f"| {s} | {d.mode.replace('_', ' ')} | {', '.join(d.codes)} | {', '.join(d.except_codes)} | "
                        f"{d.effective_from.isoformat()} – {d.effective_to.isoformat() if d.effective_to else ''} | "
                        f"{_cell(d.name)} | {_linked(d.source)} |")
+    if items.delivery_note:
+        out += ["", f"Left out: {_cell(items.delivery_note)}"]
     return [*out, ""]
 
 

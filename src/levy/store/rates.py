@@ -88,7 +88,8 @@ def _record_row(import_id: str, r: LocalRecord, encoded: dict[tuple[Component, .
     components = encoded.get(r.components)
     if components is None:
         components = encoded[r.components] = json.dumps(
-            [{"type": c.type, "name": c.name, "rate": str(c.rate), "code": c.code, "authority": c.authority}
+            [{"type": c.type, "name": c.name, "rate": str(c.rate), "code": c.code, "authority": c.authority,
+              **({"note": c.note} if c.note else {})}
              for c in r.components]
         )
     s = r.street
@@ -172,7 +173,8 @@ async def all_records(conn: AsyncConnection) -> list[LocalRecord | ZipRateRow]:
         components = decoded.get(r.components)
         if components is None:
             components = decoded[r.components] = tuple(
-                Component(c["type"], c["name"], Decimal(c["rate"]), c["code"], c.get("authority", ""))
+                Component(c["type"], c["name"], Decimal(c["rate"]), c["code"], c.get("authority", ""),
+                          c.get("note", ""))
                 for c in json.loads(r.components)
             )
         street = None

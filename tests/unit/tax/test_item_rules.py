@@ -228,3 +228,21 @@ def test_threshold_on_price_alone_is_unchanged(table, rules):
     res = calc(table, rules, mkline("1", "NY", COAT, price=10000, zip="12203"),
                mkline("2", "NY", SHIP, price=2000, zip="12203"))
     assert res.lines[0].taxes[0].tax_amount == 0
+
+
+# ----------------------------------------------------------------- delivery rules of other states
+@pytest.mark.parametrize(("state", "ship_rows"), [
+    # NE (316 NAC 1-079), 5.5%: $50 groceries (exempt) + $150 lamp: delivery base 1000 x 150/200 = 750 -> 41.25 -> 41.
+    ("NE", [(750, 41)]),
+    # WI (Tax 11.94(2)(c)), 5%: 750 -> 37.5 -> 38.
+    ("WI", [(750, 38)]),
+    # SD (ARSD 64:06:01:70), 4.2%: groceries are taxable in SD, so all the goods are: 1000 -> 42.
+    ("SD", [(1000, 42)]),
+    # NV (NRS 360B.255): separately stated delivery is exempt by the taxability rules (NRS 360B.290); the share
+    # leaves exempt rows as they are: state and statewide local 0.
+    ("NV", [(0, 0), (0, 0)]),
+])
+def test_delivery_of_a_mixed_shipment_in_other_states(table, rules, state, ship_rows):
+    res = calc(table, rules, mkline("1", state, GROCERY, price=5000), mkline("2", state, GOODS, price=15000),
+               mkline("3", state, SHIP, price=1000))
+    assert [(r.taxable_base, r.tax_amount) for r in res.lines[2].taxes] == ship_rows

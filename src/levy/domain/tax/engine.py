@@ -12,10 +12,25 @@ from decimal import Decimal
 from fractions import Fraction
 
 from levy.domain.errors import LevyError, ValidationFailed
-from levy.domain.money import MAX_AMOUNT, allocate, currency_exponent, mul_round, range_errors, round_half_up
+from levy.domain.money import (
+    MAX_AMOUNT,
+    allocate,
+    currency_exponent,
+    mul_round,
+    range_errors,
+    round_half_up,
+)
 from levy.domain.tax.calc_errors import combine_errors, sales_tax_error
 from levy.domain.tax.holidays import HolidayMatch, Holidays
-from levy.domain.tax.item_rules import NO_ITEM_RULES, Band, ItemRules, banded, delivery_counted, delivery_rows
+from levy.domain.tax.item_rules import (
+    NO_ITEM_RULES,
+    Band,
+    DeliveryShare,
+    ItemRules,
+    banded,
+    delivery_counted,
+    delivery_shares,
+)
 from levy.domain.tax.model import (
     CalculationInput,
     CalculationResult,
@@ -141,58 +156,106 @@ def _taxed(
     return _apply(_terms(rule, j, amount, quantity, counted), amount)
 
 
-def _pre_tax(terms: Sequence[Terms], amount: int) -> int:
-    """The price before tax P of a tax-inclusive ``amount``: P + the rows' exact taxes = ``amount``,
-    ROUND_HALF_UP to the minor unit. Each taxed row's exact tax is rate x (share x P - deduction);
-    a row whose deduction covers its base (``exempt_up_to``) taxes nothing and is left out of the sum
-    (leaving one out only lowers P, so the rows left out stay out)."""
-    active = [(Fraction(r), Fraction(k) if k is not None else 1, d or 0)
-              for r, k, d, reason in terms if reason is None and r]
-    while True:
-        num = amount + sum((r * d for r, _, d in active), Fraction(0))
-        den = 1 + sum((r * k for r, k, _ in active), Fraction(0))
-        p = num / den
-        kept = [t for t in active if not t[2] or t[1] * p > t[2]]
-        if len(kept) == len(active):
-            return (2 * p.numerator + p.denominator) // (2 * p.denominator)
-        active = kept
+# One part of the exact tax of a tax-inclusive line as a function of its price before tax P
+# (:func:`_pieces`): (r, k, d, w) taxes r x clamp(k x P - d, 0, w) (w None: no upper end).
+Piece = tuple[Fraction, Fraction, Fraction, Fraction | None]
+
+
+def _pieces(terms: Sequence[Terms], js: Sequence[JurisdictionRate], quantity: Decimal,
+            bands: Sequence[Band] = (), factors: Sequence[Fraction] | None = None) -> list[Piece]:
+    """The exact tax of each row as a function of P, what :func:`_apply`, :func:`banded` and a delivery
+    rule (``factors``: the share of each row's base it keeps taxed) do to a price before tax, unrounded.
+    A row taxes rate x (share x P - deduction); a band without a rate caps that base to the band's part
+    (``band_from`` x Q up to ``band_to`` x Q, Q the quantity, at least 1: the band is per article), a band
+    with a rate adds its rate on that part."""
+    q = max(Fraction(quantity), Fraction(1))
+    out: list[Piece] = []
+    for i, ((rate, percent, deduction, reason), j) in enumerate(zip(terms, js)):
+        f = factors[i] if factors is not None else 1
+        if reason is not None or not f:
+            continue
+        k = Fraction(percent) if percent is not None else Fraction(1)
+        d = Fraction(deduction or 0)
+        main: Piece = (Fraction(rate) * f, k, d, None)
+        for band in bands:
+            if j.type not in band.types:
+                continue
+            lo = d + band.band_from * q
+            width = (band.band_to - band.band_from) * q if band.band_to is not None else None
+            if band.rate is None:
+                main = (main[0], k, lo, width)
+            else:
+                out.append((Fraction(band.rate) * f, k, lo, width))
+        out.append(main)
+    return [p for p in out if p[0] and p[1]]
+
+
+def _pre_tax(pieces: Sequence[Piece], amount: int) -> int:
+    """The price before tax P of a tax-inclusive ``amount``: P + the pieces' exact tax = ``amount``,
+    ROUND_HALF_UP to the minor unit. P + tax(P) is continuous, piecewise linear and increasing
+    (each piece bends where its base starts, k x P = d, and where it stops, k x P = d + w), so P is
+    found exactly on the segment between the bends where it reaches ``amount``."""
+    def at(p: Fraction) -> Fraction:
+        return p + sum((r * max(Fraction(0), min(k * p - d, w) if w is not None else k * p - d)
+                        for r, k, d, w in pieces), Fraction(0))
+
+    bends = sorted({x for _, k, d, w in pieces for x in ((d / k,) if w is None else (d / k, (d + w) / k)) if x > 0})
+    lo = reached = Fraction(0)  # at(0) = 0: no piece taxes a price of 0
+    target = Fraction(amount)
+    for bend in bends:
+        there = at(bend)
+        if there >= target:
+            p = lo + (target - reached) * (bend - lo) / (there - reached)
+            break
+        lo, reached = bend, there
+    else:
+        p = lo + (target - reached) / (at(lo + 1) - reached)
+    return (2 * p.numerator + p.denominator) // (2 * p.denominator)
+
+
+def _inclusive_terms(rule: Rule, js: Sequence[JurisdictionRate], amount: int, quantity: Decimal,
+                     counted: int = 0, bands: Sequence[Band] = (),
+                     factors: Sequence[Fraction] | None = None) -> tuple[int, list[Terms]]:
+    """A tax-inclusive ``amount``'s price before tax and the terms of its rows (docs/tax-engine.md,
+    "Tax-inclusive prices", steps 1 and 2): the terms are decided on the amount as sent and P is
+    :func:`_pre_tax`; when P decides a per-item threshold otherwise (an item dropping under an
+    exemption limit once its tax is taken out) and those terms give a P that decides them the same
+    way, they are kept; else the first (the amount as sent decides: taxed)."""
+    terms = [_terms(rule, j, amount, quantity, counted) for j in js]
+    price = _pre_tax(_pieces(terms, js, quantity, bands, factors), amount)
+    if price != amount:
+        again = [_terms(rule, j, price, quantity, counted) for j in js]
+        if again != terms:
+            price2 = _pre_tax(_pieces(again, js, quantity, bands, factors), amount)
+            if [_terms(rule, j, price2, quantity, counted) for j in js] == again:
+                terms, price = again, price2
+    return price, terms
+
+
+def _place_cents(rows: list[TaxRow], missing: int) -> None:
+    """Step 4: the cents by which ``rows``' taxes miss the line's tax (at most about one per row) go one
+    per row to the rows whose rate x base lost most in the rounding (taken back, when the rows are
+    over, from the rows that gained most), ties to the earlier row. In place."""
+    if not missing:
+        return
+    step = 1 if missing > 0 else -1
+    lost = sorted((-step * (Fraction(r.tax_rate) * r.taxable_base - r.tax_amount), i) for i, r in enumerate(rows)
+                  if r.taxable_base and r.tax_rate and (step > 0 or r.tax_amount > 0))
+    for n in range(abs(missing)):
+        i = lost[n % len(lost)][1]
+        rows[i] = replace(rows[i], tax_amount=rows[i].tax_amount + step)
 
 
 def _inclusive(rule: Rule, js: Sequence[JurisdictionRate], amount: int,
                quantity: Decimal) -> tuple[int, list[tuple[int, Decimal, int, str | None]]]:
-    """A tax-inclusive ``amount`` (not negative) split into its price before tax and the rows'
-    (base, rate, tax, reason): price + the rows' taxes = ``amount`` exactly (docs/tax-engine.md,
-    "Tax-inclusive prices").
-
-    1. The rows' terms are decided on the amount as sent; the price P is :func:`_pre_tax`. When
-       P decides a per-item threshold otherwise (an item dropping under an exemption limit once
-       its tax is taken out) and those terms give a P that decides them the same way, they are kept;
-       else the first (the amount as sent decides: taxed).
-    2. The line's tax is ``amount - P``; each row's base is its base at P and its tax
-       ROUND_HALF_UP(rate x base), as for a price before tax.
-    3. The cents by which the rows' taxes miss the line's tax (at most about one per row) go one
-       per row to the rows whose rate x base lost most in the rounding (taken back, when the
-       rows are over, from the rows that gained most), ties to the earlier row.
-    """
-    terms = [_terms(rule, j, amount, quantity) for j in js]
-    price = _pre_tax(terms, amount)
-    if price != amount:
-        again = [_terms(rule, j, price, quantity) for j in js]
-        if again != terms:
-            price2 = _pre_tax(again, amount)
-            if [_terms(rule, j, price2, quantity) for j in js] == again:
-                terms, price = again, price2
-    rows = [_apply(t, price) for t in terms]
-    missing = amount - price - sum(r[2] for r in rows)
-    if missing:
-        step = 1 if missing > 0 else -1
-        lost = sorted((-step * (Fraction(rate) * base - tax), i) for i, (base, rate, tax, _) in enumerate(rows)
-                      if base and rate and (step > 0 or tax > 0))
-        for n in range(abs(missing)):
-            i = lost[n % len(lost)][1]
-            base, rate, tax, reason = rows[i]
-            rows[i] = (base, rate, tax + step, reason)
-    return price, rows
+    """A tax-inclusive ``amount`` (not negative) of plain rows (no bands, no delivery rule) split into
+    its price before tax and the rows' (base, rate, tax, reason): price + the rows' taxes = ``amount``
+    exactly (:func:`_inclusive_split` without the rows' names)."""
+    price, terms = _inclusive_terms(rule, js, amount, quantity)
+    rows = [TaxRow(j.code, j.name, j.type, rate, base, tax, True, rule.name, "", exempt_reason=reason)
+            for j, (base, rate, tax, reason) in zip(js, (_apply(t, price) for t in terms))]
+    _place_cents(rows, amount - price - sum(r.tax_amount for r in rows))
+    return price, [(r.taxable_base, r.tax_rate, r.tax_amount, r.exempt_reason) for r in rows]
 
 
 def _certificate_exemption(
@@ -325,6 +388,7 @@ def calculate(
     band_states = items.band_states
     states: list[str | None] = []
     counted: list[int] = []  # each line's share of delivery, worked out for the first threshold that counts it
+    kept: dict[int, tuple[tuple[Rule | None, tuple[object, ...]], int, int, tuple[Band, ...], int]] = {}
     has_charges = items.has_charge(inp.lines)
     if has_charges:
         states = [None if r is None or not r.supported else r.state
@@ -358,32 +422,38 @@ def calculate(
         holiday = holidays.find(res.state, line.category, net, line.quantity, on) if holidays is not None else None
         plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
                           how.detail if how is not None else "", holiday)
+        bands = items.bands_for(res.state, line.category, on) if res.state in band_states else ()
+        extra = 0
+        if has_charges and plan[0] is not None and plan[0].threshold_counts == "price_and_delivery":
+            counted = counted or delivery_counted(
+                inp.lines, states, [max(0, a - o - s) for a, o, s in zip(amounts, own, shares)], items)
+            extra = counted[idx]
         if line.inclusive:
             # Amounts before tax: the price (net) and the amount before discounts less the tax it includes.
-            # Single-article bands and delivery counted toward a threshold apply to tax-exclusive lines only.
-            rows, tax, before, net = _inclusive_line_rows(plan, line.quantity, gross, net)
+            if has_charges and items.may_be_charge(line.category):  # a delivery rule may reshape it (below)
+                kept[idx] = (plan, gross, net, bands, extra)
+            rows, tax, before, net = _inclusive_line_rows(plan, line.quantity, gross, net, bands, extra)
             amount -= before
         else:
-            bands = items.bands_for(res.state, line.category, on) if res.state in band_states else ()
-            extra = 0
-            if has_charges and plan[0] is not None and plan[0].threshold_counts == "price_and_delivery":
-                counted = counted or delivery_counted(
-                    inp.lines, states, [max(0, a - o - s) for a, o, s in zip(amounts, own, shares)], items)
-                extra = counted[idx]
             rows, tax, before = _line_rows(plan, line.quantity, gross, net, bands, extra)
         discounts = _discount_results(line, share, max(0, before - tax))
         results.append(LineResult(line.id, tax, before, rows, discounts, amount, net, resolution=res.level,
                                   sourcing=how.kind if how is not None else "", inclusive=line.inclusive))
         total += tax
     if has_charges:
-        for idx, rows in delivery_rows(inp.lines, states, results, items, on):
-            if inp.lines[idx].inclusive:  # delivery rules reshape tax-exclusive charges only
-                continue
-            tax = sum(r.tax_amount for r in rows)
-            before = sum(r.tax_amount_before_discounts for r in rows)
-            total += tax - results[idx].tax_amount
-            results[idx] = replace(results[idx], taxes=rows, tax_amount=tax, tax_amount_before_discounts=before,
-                                   discounts=_discount_results(inp.lines[idx], shares[idx], max(0, before - tax)))
+        for idx, delivery in delivery_shares(inp.lines, states, results, items, on):
+            line, was = inp.lines[idx], results[idx]
+            if line.inclusive:  # split again, the delivery rule shaping the price before tax too
+                plan, gross, paid, bands, extra = kept[idx]
+                rows, tax, before, price = _inclusive_line_rows(plan, line.quantity, gross, paid, bands, extra, delivery)
+                was = replace(was, amount=amounts[idx] - before, taxable_amount=price)
+            else:
+                rows = tuple(delivery.reshape(r) for r in was.taxes)
+                tax = sum(r.tax_amount for r in rows)
+                before = sum(r.tax_amount_before_discounts for r in rows)
+            total += tax - was.tax_amount
+            results[idx] = replace(was, taxes=rows, tax_amount=tax, tax_amount_before_discounts=before,
+                                   discounts=_discount_results(line, shares[idx], max(0, before - tax)))
     return CalculationResult(total, inp.currency, tuple(results))
 
 
@@ -517,32 +587,64 @@ def _line_rows(
     return tuple(rows), total, total_before
 
 
+def _inclusive_split(
+    rule: Rule, taxed: Sequence[tuple[JurisdictionRate, bool, str]], amount: int, quantity: Decimal,
+    bands: tuple[Band, ...] = (), counted: int = 0, share: DeliveryShare | None = None,
+) -> tuple[int, list[TaxRow], list[int]]:
+    """A tax-inclusive ``amount`` (not negative) split into its price before tax P, the rows of
+    ``taxed`` (plan entries) and how many rows each entry has (a band adds one). The rows are those
+    of a tax-exclusive line of price P (the taxability rule, the single-article ``bands``, the
+    delivery rule's ``share``), their cents placed so that P + the rows' taxes = ``amount`` exactly
+    (docs/tax-engine.md, "Tax-inclusive prices")."""
+    js = [e[0] for e in taxed]
+    factors = [share.factor(j.code) for j in js] if share is not None else None
+    price, terms = _inclusive_terms(rule, js, amount, quantity, counted, bands, factors)
+    counts = counted > 0 and rule.threshold_counts == "price_and_delivery"
+    rows: list[TaxRow] = []
+    sizes: list[int] = []
+    for (j, is_reg, detail), t in zip(taxed, terms):
+        base, rate, tax, reason = _apply(t, price)
+        if counts:
+            detail = f"{detail}; the threshold compares the price plus the item's share of delivery ({counted} of delivery)"
+        row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
+                     tax, j.sourcing)
+        shaped = banded(bands, row, base, quantity) if bands else [row]
+        rows.extend(shaped if share is None else [share.reshape(r) for r in shaped])
+        sizes.append(len(shaped))
+    _place_cents(rows, amount - price - sum(r.tax_amount for r in rows))
+    return price, rows, sizes
+
+
 def _inclusive_line_rows(
-    plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int
+    plan: tuple[Rule | None, tuple[object, ...]], quantity: Decimal, gross: int, net: int,
+    bands: tuple[Band, ...] = (), counted: int = 0, share: DeliveryShare | None = None,
 ) -> tuple[tuple[TaxRow, ...], int, int, int]:
-    """:func:`_line_rows` of a tax-inclusive line (:func:`_inclusive`): its rows, tax, tax before
+    """:func:`_line_rows` of a tax-inclusive line (:func:`_inclusive_split`): its rows, tax, tax before
     discounts, and its price before tax (the line's ``taxable_amount``; + its tax = ``net``)."""
     rule, entries = plan
     taxed = [e for e in entries if type(e) is not TaxRow]
+    finished = [e if share is None else share.reshape(e) for e in entries if type(e) is TaxRow]
     if not taxed:
-        return tuple(entries), 0, 0, net  # type: ignore[arg-type]
+        return tuple(finished), 0, 0, net  # type: ignore[arg-type]
     assert rule is not None
-    js = [e[0] for e in taxed]  # type: ignore[index]
-    price, figures = _inclusive(rule, js, net, quantity)
-    before = _inclusive(rule, js, gross, quantity)[1] if gross != net else figures
+    price, split, sizes = _inclusive_split(rule, taxed, net, quantity, bands, counted, share)  # type: ignore[arg-type]
+    if gross != net:  # the same split of the amount before discounts, row by row (a band row by its name)
+        before = {(r.jurisdiction_code, r.rule_name): r.tax_amount
+                  for r in _inclusive_split(rule, taxed, gross, quantity, bands, counted, share)[1]}  # type: ignore[arg-type]
+        split = [replace(r, tax_amount_before_discounts=before.get((r.jurisdiction_code, r.rule_name), r.tax_amount))
+                 for r in split]
+    # In the plan's order: a finished row where it was, a taxed entry's rows (with a band's) in its place.
     rows: list[TaxRow] = []
-    k = 0
+    done, size, at = iter(finished), iter(sizes), 0
     for entry in entries:
         if type(entry) is TaxRow:
-            rows.append(entry)
+            rows.append(next(done))  # type: ignore[arg-type]
             continue
-        j, is_reg, detail = entry  # type: ignore[misc]
-        base, rate, tax, reason = figures[k]
-        rows.append(TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
-                           before[k][2], j.sourcing))
-        k += 1
-    tax = sum(f[2] for f in figures)
-    return tuple(rows), tax, sum(f[2] for f in before), price
+        n = next(size)
+        rows.extend(split[at:at + n])
+        at += n
+    tax = sum(r.tax_amount for r in split)
+    return tuple(rows), tax, sum(r.tax_amount_before_discounts for r in split), price
 
 
 def _no_tax_name(j: JurisdictionRate) -> str:

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
+from fractions import Fraction
 from typing import Literal
 
 from levy.domain.money import mul_round, round_half_up, share_half_up
@@ -128,10 +129,10 @@ class Band:
 class ItemRules:
     """Immutable index of the item rules by state."""
 
-    __slots__ = ("_bands", "_delivery", "_roots", "band_states", "charges")
+    __slots__ = ("_bands", "_delivery", "_roots", "band_states", "charges", "delivery_note")
 
     def __init__(self, delivery: Iterable[DeliveryRule] = (), bands: Iterable[Band] = (),
-                 charges: tuple[Codes, Codes] = (Codes((), ()), Codes((), ()))) -> None:
+                 charges: tuple[Codes, Codes] = (Codes((), ()), Codes((), ())), delivery_note: str = "") -> None:
         d: dict[str, list[DeliveryRule]] = {}
         for r in delivery:
             d.setdefault(r.state, []).append(r)
@@ -143,6 +144,7 @@ class ItemRules:
         self.band_states = frozenset(self._bands)  # the states with a band (a quick test)
         # What a delivery charge is where a threshold counts delivery (codes, except codes).
         self.charges = charges
+        self.delivery_note = delivery_note  # the states checked and left out of ``delivery``, and why
         # The first segments of every delivery code: a line of another category is never a delivery charge.
         self._roots = tuple(sorted({c.split(".", 1)[0] for rs in self._delivery.values() for r in rs for c in r.codes}
                                    | {c.split(".", 1)[0] for c in charges[0]}))
@@ -208,13 +210,43 @@ def banded(bands: Sequence[Band], row: TaxRow, gross_base: int, quantity: Decima
     return out
 
 
-def delivery_rows(
+@dataclass(frozen=True, slots=True)
+class DeliveryShare:
+    """How a delivery rule reshapes one delivery line: the goods of the calculation delivered in its
+    state (``whole``, their amounts before tax) and, per jurisdiction code, the part of them taxable there."""
+
+    rule: DeliveryRule
+    taxable: Mapping[str, int]
+    whole: int
+
+    def part(self, code: str) -> int:
+        return min(self.taxable.get(code, 0), self.whole)
+
+    def factor(self, code: str) -> Fraction:
+        """The share of a row's base the rule keeps taxed (exact): 0 or 1 (``follows_goods``), the goods'
+        taxable share (``taxable_share``), 1 without goods. For a tax-inclusive delivery line's price."""
+        if self.whole <= 0:
+            return Fraction(1)
+        part = self.part(code)
+        if part == 0 or part == self.whole or self.rule.mode == "follows_goods":
+            return Fraction(1 if part else 0)
+        return Fraction(part, self.whole)
+
+    def reshape(self, row: TaxRow) -> TaxRow:
+        """``row`` (of the delivery line, as its taxability rule taxed it) as the rule taxes it."""
+        if self.whole <= 0:
+            return _said(row, self.rule, "no goods of this calculation delivered in the state: "
+                                         "taxed as its taxability rule says")
+        return _follow(row, self.rule, self.part(row.jurisdiction_code), self.whole)
+
+
+def delivery_shares(
     lines: Sequence[LineInput], states: Sequence[str | None], results: Sequence[LineResult], rules: ItemRules, on: date
-) -> Iterator[tuple[int, tuple[TaxRow, ...]]]:
-    """(line index, its new rows) for each delivery line that a delivery rule reshapes.
+) -> Iterator[tuple[int, DeliveryShare]]:
+    """(line index, its :class:`DeliveryShare`) for each delivery line that a delivery rule reshapes.
 
     ``states``: each line's state (after sourcing; None for lines not taxed in a state);
-    ``results``: the lines as taxed by their taxability rules."""
+    ``results``: the lines as taxed by their taxability rules (the goods' bases, before tax)."""
     for idx, line in enumerate(lines):
         if not rules.may_be_charge(line.category):
             continue
@@ -224,19 +256,14 @@ def delivery_rows(
         goods = [i for i, ln in enumerate(lines)
                  if states[i] == states[idx] and not ln.is_sales_tax and not rule.is_charge(ln.category)]
         whole = sum(max(0, results[i].taxable_amount) for i in goods)
-        if whole <= 0:
-            yield idx, tuple(_said(r, rule, "no goods of this calculation delivered in the state: "
-                                            "taxed as its taxability rule says") for r in results[idx].taxes)
-            continue
         taxable: dict[str, int] = {}
-        for i in goods:
+        for i in goods if whole > 0 else ():
             seen: set[str] = set()
             for r in results[i].taxes:
                 if r.jurisdiction_code not in seen:  # a band's extra row is not more goods
                     seen.add(r.jurisdiction_code)
                     taxable[r.jurisdiction_code] = taxable.get(r.jurisdiction_code, 0) + r.taxable_base
-        yield idx, tuple(_follow(r, rule, min(taxable.get(r.jurisdiction_code, 0), whole), whole)
-                         for r in results[idx].taxes)
+        yield idx, DeliveryShare(rule, taxable, whole)
 
 
 def delivery_counted(lines: Sequence[LineInput], states: Sequence[str | None], nets: Sequence[int],
@@ -315,4 +342,5 @@ def parse_rules(raw: Mapping[str, object]) -> ItemRules:
                           Decimal(e["rate"]) if e.get("rate") is not None else None,
                           Codes.of(e.get("except_codes", ()))))
     charges = raw.get("delivery_charges") or {}
-    return ItemRules(delivery, bands, (Codes.of(charges.get("codes", ())), Codes.of(charges.get("except_codes", ()))))  # type: ignore[attr-defined]
+    return ItemRules(delivery, bands, (Codes.of(charges.get("codes", ())), Codes.of(charges.get("except_codes", ()))),  # type: ignore[attr-defined]
+                     str(raw.get("delivery_note") or ""))

@@ -67,6 +67,9 @@ class Component:
     rate: Decimal
     code: str  # Levy jurisdiction code, e.g. "US-CO-CA-LOS_ANGELES_COUNTY" (see rates.py)
     authority: str = ""  # the source's own identifier, e.g. SST "27-01-58000"
+    # What the name rests on when the source gives only a region name (per-ZIP tables), said on every
+    # row of a line resolved by the record ("region LEEDS (per-ZIP table): ...").
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

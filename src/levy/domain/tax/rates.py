@@ -577,7 +577,8 @@ def _best_first(items: list[_T], key: Callable[[_T], Any] = _rank) -> tuple[_T, 
 
 def _source(cand: _Candidate) -> str:
     r = cand.record
-    return f"{r.source_kind}: {r.source}" + (f" line {r.line}" if r.line else "")
+    notes = "".join(f"; {n}" for n in dict.fromkeys(c.note for c in r.components if c.note))
+    return f"{r.source_kind}: {r.source}" + (f" line {r.line}" if r.line else "") + notes
 
 
 def _normal_range(r: StreetRange) -> StreetRange:
@@ -647,7 +648,8 @@ def without_statewide_local(st: StateInfo, components: tuple[Component, ...], on
 
 
 def zip_row_record(
-    st: StateInfo, row: ZipRateRow, place: ZipPlace | None, counties: Mapping[str, str] | None = None
+    st: StateInfo, row: ZipRateRow, place: ZipPlace | None, counties: Mapping[str, str] | None = None,
+    places: frozenset[str] | None = None,
 ) -> LocalRecord:
     """A per-ZIP table row as an ``estimated``, primary ZIP-level record.
 
@@ -658,23 +660,46 @@ def zip_row_record(
     from the row's own region: when the region names a county of the state
     (``counties``: normalised county name -> county name) other than the ZIP
     directory's county, and not the directory's city, the county rate is that county's (28607 Boone, region
-    WILKES: "Wilkes County", not the directory's Watauga County). Otherwise
-    county and city names come from the ZIP directory when it knows the ZIP,
-    else from the region name; special districts are "<region> special district".
+    WILKES: "Wilkes County", not the directory's Watauga County). When the region
+    is another place of the state (``places``: the normalised city names the ZIP
+    directory knows in the state) than the directory's city, a city rate is that
+    place's (35004, the directory's Moody, region LEEDS: "Leeds"). A region that
+    is neither (a district: "PEABODY HOTEL TOURISM DEVELOPMENT ZONE" in Memphis)
+    leaves the city named from the directory. Otherwise county and city names come
+    from the ZIP directory when it knows the ZIP, else from the region name;
+    special districts are "<region> special district". Where a name rests on the
+    region, or the region is all the table says of a rate's place, the components'
+    ``note`` says so ("region LEEDS (per-ZIP table): ..."), and so does every row
+    of a line the record resolves.
     """
     region = row.region_name.strip() or row.zip5
     same_state = place is not None and place.state == row.state
     county_name = place.county if same_state and place.county else f"{region.title()} County"  # type: ignore[union-attr]
     city_name = place.city if same_state and place.city else region.title()  # type: ignore[union-attr]
     region_county = (counties or {}).get(normalise_county(region))
-    if (region_county is not None and normalise_county(region_county) != normalise_county(county_name)
-            and normalise_place(region) != normalise_place(city_name)):  # region HOUSTON in Houston: the city, not Houston County
+    notes: list[str] = []
+    other_place = normalise_place(region) != normalise_place(city_name)
+    if region_county is not None and normalise_county(region_county) != normalise_county(county_name) and other_place:
+        # region HOUSTON in Houston: the city, not Houston County
+        if row.county_rate > 0:
+            notes.append(f"county rate of the region's {region_county}, not of the ZIP directory's {county_name}")
         county_name = region_county
+    elif region_county is None and row.city_rate > 0 and same_state and other_place and places is not None:
+        if normalise_place(region) in places:
+            notes.append(f"city rate of the region's city, not of the ZIP directory's city {city_name}")
+            city_name = region.title()
+        else:
+            notes.append(f"no city the ZIP directory knows in the state: the city rate is named after the ZIP "
+                         f"directory's city {city_name}")
+    if not same_state:
+        notes.append("ZIP not in the ZIP directory: county and city named after the region")
+    note = f"region {region} (per-ZIP table): {'; '.join(notes)}" if notes else ""
     s = row.state
     parts = (
-        Component("county", county_name, row.county_rate, f"US-CO-{s}-{slug(county_name)}"),
-        Component("special", f"{region.title()} special district", row.special_rate, f"US-SP-{s}-{slug(region)}"),
-        Component("city", city_name, row.city_rate, f"US-CI-{s}-{slug(city_name)}"),
+        Component("county", county_name, row.county_rate, f"US-CO-{s}-{slug(county_name)}", note=note),
+        Component("special", f"{region.title()} special district", row.special_rate, f"US-SP-{s}-{slug(region)}",
+                  note=note),
+        Component("city", city_name, row.city_rate, f"US-CI-{s}-{slug(city_name)}", note=note),
     )
     local = without_statewide_local(st, tuple(c for c in parts if c.rate > 0), row.effective_from)
     order = {"county": 0, "city": 1, "special": 2}
