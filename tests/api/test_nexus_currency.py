@@ -109,3 +109,31 @@ def test_nexus_lists_the_sales_it_converted_per_state(api: Api) -> None:
     assert (tx["period_start"], tx["sales_amount"], tx["converted_transaction_count"]) == ("2025-01-14", "27600", 2)
     assert [(c["currency"], c["gross_sales"]) for c in tx["converted_transactions"]] == [("EUR", "11000"),
                                                                                          ("JPY", "6600")]
+
+
+def test_marketplace_sales_count_toward_nexus_where_the_state_data_says_so(api: Api) -> None:
+    """Issue 37: the per-state ``counts_marketplace_sales`` of levy/data/nexus/thresholds.json, through /nexus.
+    Iowa and Nebraska count them (their DOR pages, cited in the data), Arizona does not (R15-5-2009(D)),
+    Kentucky is unconfirmed (null) and so counted (its period: the current calendar year, 2026). All sales in
+    USD, as of 2026-01-31."""
+    api.tx.create(sale("2026-01-10", line("1", 10000, "IA")))  # the seller's own sale
+    api.tx.create(sale("2026-01-11", line("1", 30000, "IA"), marketplace_facilitator="Amazon"))
+    api.tx.create(sale("2026-01-12", line("1", 20000, "NE"), marketplace_facilitator="Etsy"))
+    api.tx.create(sale("2026-01-13", line("1", 7000, "AZ"), marketplace_facilitator="Amazon"))
+    api.tx.create(sale("2026-01-13", line("1", 2500, "AZ")))
+    api.tx.create(sale("2026-01-14", line("1", 5000, "KY"), marketplace_facilitator="Walmart"))
+    states = _states(api, "2026-01-31")
+    # Iowa: 10000 own + 30000 through Amazon = 40000, two sales.
+    assert (states["IA"]["sales_amount"], states["IA"]["transaction_count"]) == ("40000", 2)
+    # Nebraska: the 20000 marketplace sale alone.
+    assert (states["NE"]["sales_amount"], states["NE"]["transaction_count"]) == ("20000", 1)
+    # Arizona: only the seller's own 2500; the 7000 marketplace sale is left out.
+    assert (states["AZ"]["sales_amount"], states["AZ"]["transaction_count"]) == ("2500", 1)
+    # Kentucky (null, unconfirmed): counted, 5000.
+    assert (states["KY"]["sales_amount"], states["KY"]["transaction_count"]) == ("5000", 1)
+    # None of the marketplace sales is on the liability report's totals: Iowa's state total is the own
+    # sale's 10000 (listed apart: the 30000 marketplace sale).
+    report = api.fil.ok(api.fil.liability(**{"from": "2026-01-01", "to": "2026-01-31"}))
+    ia = [s for s in report["state_totals"] if s["jurisdiction"] == "US-ST-IA"]
+    assert [s["gross_sales"] for s in ia] == ["10000"]
+    assert sorted(int(m["gross_sales"]) for m in report["marketplace_transactions"]) == [5000, 7000, 20000, 30000]

@@ -84,7 +84,8 @@ def test_rest_settings_defaults_then_partial_patch(admin_http: httpx.Client, ten
     assert r.status_code == 200, r.text
     body = r.json()
     assert set(body) == {"organization_id", "name", "default_tax_codes", "exemption_management",
-                         "certificate_treatment", "updated_at"}
+                         "certificate_treatment", "filing_currencies", "updated_at"}
+    assert body["filing_currencies"] == {"US": "USD"}  # the default from data (issue 37)
     assert body["organization_id"] == tenant.organization_id
     assert body["name"].startswith("Test org ")
     assert body["default_tax_codes"] == ["GENERAL.TANGIBLE.GOODS"]

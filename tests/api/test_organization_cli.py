@@ -23,7 +23,8 @@ def levy(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("cmd, options", [
     (["settings", "show"], ["--organization", "--database-url"]),
     (["settings", "set"], ["--default-tax-codes", "--exemption-management", "--certificate-treatment", "--name",
-                           "--organization", "--database-url", "certificate_and_product_tax_code"]),
+                           "--filing-currencies", "--organization", "--database-url",
+                           "certificate_and_product_tax_code"]),
     (["registrations", "list"], ["--organization", "--database-url"]),
     (["registrations", "add"], ["--jurisdiction", "--number", "--effective-from", "--effective-to", "--organization",
                                 "--database-url"]),
@@ -56,6 +57,17 @@ def test_cli_settings_show_and_set(server: LevyServer, tenant: Tenant, admin_htt
     assert r.returncode == 2
     assert "--default-tax-codes[1]: SALES_TAX is not allowed here (it cannot be the organization default)" in r.stderr
     assert admin_http.get("/organization/settings").json()["name"] == "CLI Org"
+    # Filing currencies (issue 37): other countries may be set; US returns are in USD.
+    r = levy("settings", "set", "--filing-currencies", "GB=GBP, CA=CAD", *org)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["filing_currencies"] == {"CA": "CAD", "GB": "GBP", "US": "USD"}
+    assert admin_http.get("/organization/settings").json()["filing_currencies"] == {"CA": "CAD", "GB": "GBP",
+                                                                                   "US": "USD"}
+    r = levy("settings", "set", "--filing-currencies", "US=EUR", *org)
+    assert r.returncode == 2 and "--filing-currencies" in r.stderr and "USD" in r.stderr, r.stderr
+    r = levy("settings", "set", "--filing-currencies", "GB", *org)
+    assert r.returncode == 2 and "COUNTRY=CURRENCY" in r.stderr
+    assert admin_http.get("/organization/settings").json()["filing_currencies"]["GB"] == "GBP"  # nothing changed
     r = levy("settings", "set", *org)
     assert r.returncode == 2 and "nothing to change" in r.stderr
     r = levy("settings", "show", "--organization", "org_nope", "--database-url", server.database_url)

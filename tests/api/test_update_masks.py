@@ -155,7 +155,7 @@ CASES = [
          lambda r, v, m: opb.UpdateExemptionOverridesRequest(
              customer_id=r["id"], overrides=cpb.ExemptionOverrides(resale=v), update_mask=_mask(m))),
     Case("settings", "organization settings",
-         "name, default_tax_codes, exemption_management, certificate_treatment",
+         "name, default_tax_codes, exemption_management, certificate_treatment, filing_currencies",
          organization_pb2_grpc.OrganizationServiceStub, "UpdateOrganizationSettings", _settings, "PATCH", "name",
          "Grpc org", "Rest org",
          lambda r, v, m: opb.UpdateOrganizationSettingsRequest(settings=opb.OrganizationSettings(name=v),

@@ -436,6 +436,16 @@ def test_settings_and_registrations_change_through_the_console(admin: ConsoleCli
                                                "certificate_treatment": "sometimes"})
     assert r.status_code == 422 and "certificate_treatment must be one of" in r.text
     assert admin_http.get("/organization/settings").json()["exemption_management"] is False  # nothing saved
+    # Filing currencies (issue 37): shown as "US=USD"; another country may be set, US stays in USD.
+    assert 'value="US=USD"' in admin.get("/organization").text
+    base = {"name": "Acme Console", "default_tax_codes": "GENERAL.TANGIBLE.GOODS",
+            "certificate_treatment": "certificate_only"}
+    r = admin.post("/organization/settings", {**base, "filing_currencies": "US=USD, gb=gbp"})
+    assert r.status_code == 200 and "Settings saved." in r.text
+    assert admin_http.get("/organization/settings").json()["filing_currencies"] == {"GB": "GBP", "US": "USD"}
+    r = admin.post("/organization/settings", {**base, "filing_currencies": "US=EUR"})
+    assert r.status_code == 422 and "returns in US are in USD" in r.text
+    assert admin_http.get("/organization/settings").json()["filing_currencies"] == {"GB": "GBP", "US": "USD"}
 
     r = admin.post("/organization/registrations", {"jurisdiction": "US-ST-TX", "registration_number": "TX-1",
                                                    "effective_from": "2025-01-01"})

@@ -31,7 +31,7 @@ FD = descriptor.FieldDescriptor
 
 # --- The reference: the generic walker over ListFields(), as it was before compilation. ---
 
-_STRING, _TIMESTAMP, _MESSAGE = 1, 2, 3
+_STRING, _TIMESTAMP, _MESSAGE, _MAP = 1, 2, 3, 4
 _Spec = tuple[int, int, int, int, bool]
 
 
@@ -45,6 +45,8 @@ def _plan(desc: descriptor.Descriptor) -> dict[FD, _Spec]:
             kind = _STRING
         elif _is_timestamp(f):
             kind = _TIMESTAMP
+        elif is_msg and f.message_type.GetOptions().map_entry and _has_checks(f.message_type):
+            kind = _MAP  # map<string, string>: keys and values are strings
         elif is_msg and _has_checks(f.message_type):
             kind = _MESSAGE
         elif p.max_items:
@@ -123,7 +125,13 @@ def _walk(msg: message.Message, ptr: str, errors: list[ValidationFailed], item_e
         if spec is None:
             continue
         kind, max_len, min_len, max_items, per_item = spec
-        if f.is_repeated:
+        if kind == _MAP:
+            for k, v in value.items():
+                e = _string_errors(k, f, 0, 0, f"{ptr}/{f.name}") or _string_errors(
+                    v, f, max_len, min_len, f"{ptr}/{f.name}/{k}")
+                if e:
+                    errors.append(e)
+        elif f.is_repeated:
             if max_items and len(value) > max_items:
                 errors.append(ValidationFailed(f"'{f.name}' has {len(value)} items; the maximum is {max_items}.",
                                                pointer=f"{ptr}/{f.name}", type="too_long"))
@@ -305,8 +313,12 @@ def _fill(draw: st.DrawFn, msg: message.Message, depth: int) -> None:
         is_msg = f.type == FD.TYPE_MESSAGE
         if is_msg and f.message_type.GetOptions().map_entry:
             container = getattr(msg, f.name)
+            string_map = f.message_type.fields_by_name["key"].type == FD.TYPE_STRING
             for k in range(draw(_count(field_policy(f).max_items, depth))):
-                container[k] = k
+                if string_map:
+                    container[draw(_strings(0))] = draw(_strings(0))
+                else:
+                    container[k] = k
         elif f.is_repeated:
             container = getattr(msg, f.name)
             n = draw(_count(field_policy(f).max_items, depth))
@@ -494,9 +506,24 @@ def test_deep_chain() -> None:
                                 "'name' is 4 characters long; the maximum is 3.")]
 
 
+def test_a_string_map_is_checked_as_strings() -> None:
+    """A map<string, string> (OrganizationSettings.filing_currencies): a NUL in a value is refused at
+    ``/field/<key>``, one in a key at the field; other maps with limits are still refused below."""
+    from levy.v1 import organization_pb2
+    msg = organization_pb2.OrganizationSettings(filing_currencies={"GB": "GBP", "FR": "EU\x00R"})
+    with pytest.raises(ValidationFailed) as e:
+        constraints.check(msg, {})
+    assert [it.pointer for it in e.value.items] == ["/filing_currencies/FR"]
+    with pytest.raises(ValidationFailed) as e:
+        constraints.check(organization_pb2.OrganizationSettings(filing_currencies={"G\x00B": "GBP"}), {})
+    assert [it.pointer for it in e.value.items] == ["/filing_currencies"]
+    constraints.check(organization_pb2.OrganizationSettings(filing_currencies={"GB": "GBP"}), {})
+
+
 def test_map_with_limits_is_refused() -> None:
     F = descriptor_pb2.FieldDescriptorProto
-    fdp = descriptor_pb2.FileDescriptorProto(name="levytest/constraints_map.proto", package="levytest.map",
+    # map<string, int32>: its keys are strings to check, its values not (only string maps are decided).
+    fdp = descriptor_pb2.FileDescriptorProto(name="levytest/constraints_int_map.proto", package="levytest.map",
                                              syntax="proto3")
     m = fdp.message_type.add(name="WithMap")
     m.field.add(name="names", number=1, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED,
@@ -504,7 +531,7 @@ def test_map_with_limits_is_refused() -> None:
     entry = m.nested_type.add(name="NamesEntry")
     entry.options.map_entry = True
     entry.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
-    entry.field.add(name="value", number=2, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL)
     pool = descriptor_pool.Default()
     try:
         pool.FindFileByName(fdp.name)

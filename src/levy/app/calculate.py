@@ -213,6 +213,11 @@ async def _presets(
     return entry.settings[0], entry.settings[1], products, customers, entry.locations
 
 
+async def organization_settings(ctx: CallContext, conn: AsyncConnection | None) -> OrganizationSettings:
+    """The organization's settings, from the preset cache (or read: ``conn``, or a read of its own)."""
+    return (await _presets(ctx, conn, [], []))[0]
+
+
 async def _read_presets(
     conn: AsyncConnection, org: str, entry: OrgPresets, product_ids: list[str], source_ids: list[str]
 ) -> None:

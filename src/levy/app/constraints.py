@@ -68,7 +68,7 @@ def check_outside_body(request: message.Message, body: str) -> None:
 # The plan of a message type: what each of its fields needs.
 
 class _Check(NamedTuple):
-    kind: str  # "string", "timestamp", "message" (walked into) or "count" (max_items only)
+    kind: str  # "string", "timestamp", "message" (walked into), "map" (string -> string) or "count" (max_items only)
     max_length: int
     min_length: int
     max_items: int
@@ -92,10 +92,15 @@ def _plan(desc: descriptor.Descriptor) -> _Plan:
             kind = "timestamp"
         elif _is_walked(f) and _has_checks(f.message_type):
             if f.message_type.GetOptions().map_entry:
-                # ``ListFields`` gives a map as a mapping, not as entry messages. No proto has
-                # one with limits: say what to decide rather than guess.
-                raise NotImplementedError(f"{f.full_name}: a map field whose entries have limits to check")
-            kind = "message"
+                # ``ListFields`` gives a map as a mapping, not as entry messages. A map<string,
+                # string> is checked as strings (keys for NUL, values with the field's limits, at
+                # ``/field/<key>``); no proto has another map with limits: say what to decide.
+                entry = f.message_type.fields_by_name
+                if entry["key"].type != FD.TYPE_STRING or entry["value"].type != FD.TYPE_STRING:
+                    raise NotImplementedError(f"{f.full_name}: a map field whose entries have limits to check")
+                kind = "map"
+            else:
+                kind = "message"
         elif p.max_items:
             kind = "count"
         else:
@@ -146,7 +151,13 @@ def _walk(msg: message.Message, ptr: str, errors: list[ValidationFailed],
         if c is None:
             continue
         here = f"{ptr}/{f.name}"
-        if not f.is_repeated:
+        if c.kind == "map":
+            for k, v in value.items():
+                if "\x00" in k:
+                    errors.append(_string_error(k, f.name, 0, 0, here))
+                elif _breaks(v, c):
+                    errors.append(_string_error(v, f.name, c.max_length, c.min_length, f"{here}/{k}"))
+        elif not f.is_repeated:
             if c.kind == "string":
                 if _breaks(value, c):
                     errors.append(_string_error(value, f.name, c.max_length, c.min_length, here))

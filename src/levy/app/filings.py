@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain import filing_rules as rules
+from levy.domain.currency import RETURNS_COUNTRY
 from levy.domain.errors import NotFound, RequiredField, ValidationFailed
 from levy.domain.filing import (
     ConvertedEntry,
@@ -48,7 +49,17 @@ from levy.domain.transactions import check_transition
 from levy.store import filings as store
 from levy.store import transactions as transactions_store
 from levy.store.organization import lock_organization, registrations_for
+from levy.store.settings import get_settings
 from levy.store.transactions import update_transaction
+
+
+async def returns_currency(conn: AsyncConnection, organization_id: str) -> str:
+    """The currency of the organization's returns: its ``filing_currencies`` setting for
+    :data:`levy.domain.currency.RETURNS_COUNTRY` (USD for the US, whatever the organization)."""
+    settings, _ = await get_settings(conn, organization_id)
+    currency = settings.filing_currency(RETURNS_COUNTRY)
+    assert currency is not None  # the data gives the US a fixed default
+    return currency
 
 
 def utcnow() -> datetime:
@@ -110,7 +121,8 @@ async def _prepare(
 ) -> Return:
     records = await store.liable_transactions(conn, organization_id, start, end, for_update=for_update)
     filed = await store.filed_states(conn, organization_id, [r.id for r in records])
-    txns = [to_filing(r, frozenset(filed.get(r.id, ()))) for r in records]
+    currency = await returns_currency(conn, organization_id)
+    txns = [to_filing(r, frozenset(filed.get(r.id, ())), currency=currency) for r in records]
     carried = await store.carried_credits(conn, organization_id, jurisdiction, start)
     return prepare_return(jurisdiction, start, end, txns, carried)
 
@@ -213,8 +225,10 @@ async def _file(
     records = await store.liable_transactions(conn, organization_id, start, end, for_update=True)
     filed = await store.filed_states(conn, organization_id, [r.id for r in records])
     carried = await store.carried_credits(conn, organization_id, jurisdiction, start)
+    currency = await returns_currency(conn, organization_id)
     ret = prepare_return(
-        jurisdiction, start, end, [to_filing(r, frozenset(filed.get(r.id, ()))) for r in records], carried
+        jurisdiction, start, end, [to_filing(r, frozenset(filed.get(r.id, ())), currency=currency) for r in records],
+        carried,
     )
     if prepared is not None:
         rules.check_unchanged(prepared.figures, return_to_json(ret), prepared.id)
@@ -254,9 +268,10 @@ async def get_filing(conn: AsyncConnection, organization_id: str, filing_id: str
 async def _entries(conn: AsyncConnection, rec: store.FilingRecord, transaction_ids: Sequence[str]) -> list[ReturnEntry]:
     """The transactions ``transaction_ids`` of the return ``rec``, in that order, with their amounts on it."""
     found = await transactions_store.by_ids(conn, rec.organization_id, transaction_ids)
+    currency = await returns_currency(conn, rec.organization_id)
     return [
         ReturnEntry(t.id, t.type, t.status, t.transaction_date.date(), t.currency, t.reference_id,
-                    amounts_on_return(rec.jurisdiction, to_filing(t)))
+                    amounts_on_return(rec.jurisdiction, to_filing(t, currency=currency)))
         for t in (found.get(tid) for tid in transaction_ids) if t is not None
     ]
 
@@ -286,13 +301,14 @@ async def export_csv(conn: AsyncConnection, organization_id: str, filing_id: str
         raise ValidationFailed(f"file must be one of {', '.join(EXPORT_FILES)}; got {file!r}", parameter="file",
                                input=file)
     rec = await get_filing(conn, organization_id, filing_id)
+    currency = await returns_currency(conn, organization_id)
     if file != "transactions":
-        return return_to_csv(return_from_json(rec))
+        return return_to_csv(return_from_json(rec), currency)
     ids = list(rec.figures["transaction_ids"])
     entries: list[ReturnEntry] = []
     for i in range(0, len(ids), 500):
         entries.extend(await _entries(conn, rec, ids[i:i + 500]))
-    return entries_to_csv(entries)
+    return entries_to_csv(entries, currency)
 
 
 def parse_date(value: str | None, parameter: str, *, default: date | None = None) -> date:
@@ -326,7 +342,8 @@ def parse_range(date_from: str | None, date_to: str | None) -> tuple[date, date]
 
 async def liability(conn: AsyncConnection, organization_id: str, start: date, end: date) -> LiabilityReport:
     records = await store.liable_transactions(conn, organization_id, start, end)
-    return liability_report(start, end, [to_filing(r) for r in records])
+    currency = await returns_currency(conn, organization_id)
+    return replace(liability_report(start, end, [to_filing(r, currency=currency) for r in records]), currency=currency)
 
 
 def nexus_window_start(as_of: date) -> date:
@@ -341,7 +358,8 @@ def nexus_window_start(as_of: date) -> date:
 
 async def nexus(conn: AsyncConnection, organization_id: str, as_of: date) -> tuple[NexusStateReport, ...]:
     records = await store.liable_transactions(conn, organization_id, nexus_window_start(as_of), as_of)
-    txns = [to_filing(r) for r in records]
+    currency = await returns_currency(conn, organization_id)
+    txns = [to_filing(r, currency=currency) for r in records]
     counts = counts_marketplace(as_of)
     registered = {
         r.jurisdiction for r in await registrations_for(conn, organization_id)

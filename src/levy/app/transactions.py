@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from levy.app.calculate import Prepared, prepare, run_engine
+from levy.app.calculate import Prepared, organization_settings, prepare, run_engine
 from levy.app.context import CallContext
 from levy.app.handlers.messages import optional, present_fields
 from levy.app.registry import input_names, output_only_names
@@ -31,7 +31,7 @@ from levy.domain.errors import (
     RequiredField,
     ValidationFailed,
 )
-from levy.domain.currency import choose_exchange_rate, filing_currency
+from levy.domain.currency import RETURNS_COUNTRY, choose_exchange_rate
 from levy.domain.money import allocate, parse_amount
 from levy.domain.tax.model import LineInput
 from levy.domain.tax.sourcing import source
@@ -141,6 +141,14 @@ def _marketplace(msg: pb.Transaction) -> str | None:
     return name
 
 
+async def returns_currency(ctx: CallContext, conn: AsyncConnection | None) -> str:
+    """The currency of the organization's returns (its ``filing_currencies`` setting for
+    :data:`RETURNS_COUNTRY`, read through the preset cache)."""
+    currency = (await organization_settings(ctx, conn)).filing_currency(RETURNS_COUNTRY)
+    assert currency is not None  # the data gives the US a fixed default
+    return currency
+
+
 async def settle_currency(ctx: CallContext, conn: AsyncConnection | None, rec: TransactionRecord,
                           msg: pb.Transaction, parent: TransactionRecord | None, *,
                           sent: bool = True) -> TransactionRecord:
@@ -159,13 +167,14 @@ async def settle_currency(ctx: CallContext, conn: AsyncConnection | None, rec: T
     day = rec.transaction_date.astimezone(UTC).date()
     parent_rate = (parent.exchange_rate, parent.exchange_rate_date) if parent is not None else None
     published = None
-    if (rec.currency != filing_currency() and sent_rate is None and not (parent_rate and parent_rate[0])
+    filing = await returns_currency(ctx, conn)
+    if (rec.currency != filing and sent_rate is None and not (parent_rate and parent_rate[0])
             and rec.status in ("finalized", "filed")):
         async with ctx.uow() if conn is None else nullcontext(conn) as c:
-            published = await exchange_rates.reference_rate(c, rec.currency, filing_currency(), day)
+            published = await exchange_rates.reference_rate(c, rec.currency, filing, day)
     rate, on = choose_exchange_rate(currency=rec.currency, status=rec.status, transaction_day=day,
                                     sent_rate=sent_rate, sent_date=sent_date, parent_rate=parent_rate,
-                                    published=published)
+                                    published=published, filing_currency=filing)
     return replace(rec, exchange_rate=rate, exchange_rate_date=on)
 
 
@@ -312,7 +321,7 @@ def check_parent_usable(parent: TransactionRecord, pointer: str) -> None:
 
 
 async def against_parent(conn: AsyncConnection, parent: TransactionRecord, credit: TransactionRecord, *,
-                         lines_changed: bool, lines_pointer: str = "/line_items",
+                         lines_changed: bool, filing_currency: str, lines_pointer: str = "/line_items",
                          earlier: list[TransactionRecord] | None = None) -> TransactionRecord:
     """``credit`` checked against what ``parent`` (locked by the caller) still covers after its other
     credits (``earlier`` when the caller read them already); when its lines are new, their tax is
@@ -322,7 +331,7 @@ async def against_parent(conn: AsyncConnection, parent: TransactionRecord, credi
         earlier = await store.credits_of(conn, parent.organization_id, parent.id, exclude_id=credit.id)
     if lines_changed:
         credit = credit_against(parent, earlier, credit)
-    check_credit(parent, earlier, credit, lines_pointer=lines_pointer)
+    check_credit(parent, earlier, credit, filing_currency=filing_currency, lines_pointer=lines_pointer)
     return credit
 
 
@@ -507,7 +516,8 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
         rec = await settle_currency(ctx, conn, rec, msg, parent)
         if parent is not None:
             try:
-                rec = await against_parent(conn, parent, rec, lines_changed=kind != "flat_credit", earlier=earlier)
+                rec = await against_parent(conn, parent, rec, lines_changed=kind != "flat_credit", earlier=earlier,
+                                           filing_currency=await returns_currency(ctx, conn))
             except LevyError as e:
                 if kind == "flat_credit":  # its lines and tax come from flat_amount
                     raise at_sent_fields(e, "/flat_amount", lines_sent=False, tax_sent=False)
@@ -610,10 +620,12 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
         if rec.type == "credit" and rec.parent_found and amounts_changed and rec.status != "void":
             parent = await store.get_transaction(conn, org, rec.parent_transaction_id or "", for_update=True)
             if parent is not None:
-                rec = await against_parent(conn, parent, rec, lines_changed=lines_sent)
+                rec = await against_parent(conn, parent, rec, lines_changed=lines_sent,
+                                           filing_currency=await returns_currency(ctx, conn))
         if rec.type == "sale" and (rec.status != cur.status or amounts_changed):
             credits = await store.credits_of(conn, org, rec.id)
-            check_sale_change(rec, credits, pointer="/line_items" if lines_sent else "/tax_amount")
+            check_sale_change(rec, credits, pointer="/line_items" if lines_sent else "/tax_amount",
+                              filing_currency=await returns_currency(ctx, conn))
         if rec == cur:
             return cur
         rec = replace(rec, updated_at=utcnow())

@@ -34,6 +34,10 @@ def register(sub: Any) -> None:
     p.add_argument("--certificate-treatment", choices=list(CERTIFICATE_TREATMENTS),
                    help="certificate_only: a certificate exempts every sale in its state; "
                    "certificate_and_product_tax_code: only lines with the matching attribute (e.g. _RESALE).")
+    p.add_argument("--filing-currencies", metavar="CC=CUR[,CC=CUR]",
+                   help="The currency of the organization's returns per country, e.g. GB=GBP,CA=CAD (replaces the "
+                   "organization's choices; a country left out goes back to its default; '' resets all). US returns "
+                   "are always in USD.")
     p.add_argument("--name", help="The organization's name.")
     add_organization(p)
     p.set_defaults(func=_settings_set)
@@ -69,6 +73,7 @@ def _settings_json(view: Any) -> str:
         "default_tax_codes": list(view.settings.default_tax_codes),
         "exemption_management": view.settings.exemption_management,
         "certificate_treatment": view.settings.certificate_treatment,
+        "filing_currencies": view.settings.filing_currency_map(),
         "updated_at": view.updated_at.isoformat(),
     }, indent=2)
 
@@ -95,9 +100,16 @@ async def _settings_set(args: argparse.Namespace) -> int:
         changes["certificate_treatment"] = args.certificate_treatment
     if args.name is not None:
         changes["name"] = args.name
+    if args.filing_currencies is not None:
+        pairs = [p.strip() for p in args.filing_currencies.split(",") if p.strip()]
+        if any(p.count("=") != 1 for p in pairs):
+            print("levy: --filing-currencies takes COUNTRY=CURRENCY pairs separated by commas, e.g. GB=GBP,CA=CAD",
+                  file=sys.stderr)
+            return 2
+        changes["filing_currencies"] = dict(tuple(x.strip() for x in p.split("=")) for p in pairs)
     if not changes:
         print("levy: nothing to change; pass at least one of --default-tax-codes, --exemption-management, "
-              "--certificate-treatment, --name", file=sys.stderr)
+              "--certificate-treatment, --filing-currencies, --name", file=sys.stderr)
         return 2
 
     async def fn(conn: Any, org_id: str) -> None:

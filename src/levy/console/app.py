@@ -527,11 +527,12 @@ class Console:
     async def settings_update(self, req: Request, signed: Signed) -> Response:
         f = req.form
         codes = [c.strip() for c in f.get("default_tax_codes", "").replace("\n", ",").split(",") if c.strip()]
+        currencies = _filing_currencies(f.get("filing_currencies", ""))
         body = organization_pb2.OrganizationSettings(
             name=f.get("name", "").strip(), default_tax_codes=codes,
             exemption_management=f.get("exemption_management") == "on",
-            certificate_treatment=f.get("certificate_treatment", ""))
-        mask = ["name", "default_tax_codes", "exemption_management", "certificate_treatment"]
+            certificate_treatment=f.get("certificate_treatment", ""), filing_currencies=currencies)
+        mask = ["name", "default_tax_codes", "exemption_management", "certificate_treatment", "filing_currencies"]
         request = organization_pb2.UpdateOrganizationSettingsRequest(settings=body)
         request.update_mask.paths.extend(mask)
         try:
@@ -539,7 +540,8 @@ class Console:
                                "settings.changed", signed.user.organization_id,
                                f"name={body.name}; default_tax_codes={','.join(codes)}; "
                                f"exemption_management={body.exemption_management}; "
-                               f"certificate_treatment={body.certificate_treatment}")
+                               f"certificate_treatment={body.certificate_treatment}; "
+                               f"filing_currencies={','.join(f'{k}={v}' for k, v in sorted(currencies.items()))}")
         except LevyError as e:
             if isinstance(e, (NotFound, PermissionDenied)):
                 raise
@@ -938,3 +940,10 @@ def _static(name: str) -> Response:
         return Response(404, b"not found", "text/plain")
     resp = Response(200, data, STATIC_TYPES[suffix])
     return resp
+
+
+def _filing_currencies(text: str) -> dict[str, str]:
+    """``"US=USD, GB=GBP"`` (commas or lines) from the organization form: country -> currency; a
+    pair without ``=`` keeps an empty currency, which the API refuses at its country."""
+    pairs = (p.strip() for p in text.replace("\n", ",").split(","))
+    return {k.strip().upper(): v.strip().upper() for k, _, v in (p.partition("=") for p in pairs if p)}

@@ -1,7 +1,9 @@
 """Currencies on returns (issue 37): the filing currency, exchange rates and exact conversion.
 
-Plain Python, no I/O. A return is in its country's filing currency (:data:`FILING_CURRENCY`,
-USD for the US). A transaction in another currency carries ``exchange_rate``: units of the
+Plain Python, no I/O. A return is in its country's filing currency: the organization's setting
+``filing_currencies`` (:func:`validate_filing_currencies`), over the defaults of
+``levy/data/currency/filing_currencies.json`` (:func:`filing_currency_defaults`: USD for the US,
+which no organization can change); callers pass the currency in. A transaction in another currency carries ``exchange_rate``: units of the
 filing currency per unit of the transaction currency (a decimal string, as given by the caller
 or worked out from the imported daily reference rates, :func:`cross_rate`). Amounts convert
 exactly: ``amount x rate``, scaled between the two currencies' exponents (JPY 0, USD 2), rounded
@@ -10,17 +12,19 @@ half up once per figure (:func:`convert`). See docs/transactions.md, "Currency".
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
+from importlib import resources
 
-from levy.domain.errors import ValidationFailed
+import pycountry
+
+from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import currency_exponent, mul_round
-
-#: The filing currency of each country an organization files in (the documented default of the
-#: organization's per-country setting): a US return is in US dollars.
-FILING_CURRENCY: Mapping[str, str] = {"US": "USD"}
 
 #: How far back a transaction date looks for a published reference rate: the ECB publishes on
 #: TARGET business days only, so a Saturday, Sunday or holiday (Easter: four days) takes the
@@ -33,8 +37,71 @@ CROSS_RATE_PLACES = 10
 _RATE_RE = re.compile(r"[0-9]{1,20}(\.[0-9]{1,18})?\Z")
 
 
-def filing_currency(country: str = "US") -> str:
-    return FILING_CURRENCY[country]
+#: The country of the returns Levy prepares: the engine taxes US addresses only (until the
+#: international work of issue 34 gives transactions the returns of other countries).
+RETURNS_COUNTRY = "US"
+
+
+@dataclass(frozen=True, slots=True)
+class FilingCurrencyDefault:
+    """A country's default filing currency; ``fixed``: its returns are only in that currency."""
+
+    country: str
+    currency: str
+    fixed: bool
+    source: str
+
+
+@lru_cache(maxsize=1)
+def filing_currency_defaults() -> Mapping[str, FilingCurrencyDefault]:
+    """The defaults by country (``levy/data/currency/filing_currencies.json``, read once)."""
+    path = resources.files("levy").joinpath("data/currency/filing_currencies.json")
+    with path.open("r", encoding="utf-8") as fh:
+        doc = json.load(fh)
+    return {e["country"]: FilingCurrencyDefault(e["country"], e["currency"], bool(e["fixed"]), e["source"])
+            for e in doc["countries"]}
+
+
+def filing_currency_map(chosen: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Country -> filing currency: the defaults with the organization's ``chosen`` currencies over them."""
+    out = {country: d.currency for country, d in filing_currency_defaults().items()}
+    out.update(chosen or {})
+    return dict(sorted(out.items()))
+
+
+def validate_filing_currencies(sent: object, pointer: str = "/filing_currencies") -> tuple[tuple[str, str], ...]:
+    """The organization's own filing currencies from a PATCH: an object of ISO 3166-1 alpha-2
+    country -> ISO 4217 currency (``{"GB": "GBP"}``). A country whose default is fixed (the US:
+    USD) takes no other currency. Only the choices that differ from the defaults are kept, sorted.
+    Every problem is reported (pointer ``/filing_currencies/<country>``)."""
+    if not isinstance(sent, Mapping):
+        raise ValidationFailed("filing_currencies must be an object of country -> currency, for example "
+                               "{\"US\": \"USD\", \"GB\": \"GBP\"}.", pointer=pointer)
+    defaults = filing_currency_defaults()
+    errors: list[LevyError] = []
+    kept: dict[str, str] = {}
+    for country, currency in sent.items():
+        at = f"{pointer}/{country}"
+        if (not isinstance(country, str) or len(country) != 2 or not country.isupper()
+                or pycountry.countries.get(alpha_2=country) is None):
+            errors.append(ValidationFailed(f"'{country}' is not an ISO 3166-1 alpha-2 country code (for example "
+                                           "US, GB, CA).", pointer=at, input=country))
+            continue
+        try:
+            currency_exponent(currency, pointer=at)  # type: ignore[arg-type]
+        except ValidationFailed as e:
+            errors.append(e)
+            continue
+        default = defaults.get(country)
+        if default is not None and default.fixed and currency != default.currency:
+            errors.append(ValidationFailed(
+                f"returns in {country} are in {default.currency}: its filing currency cannot be {currency}.",
+                pointer=at, input=currency, meta={"country": country, "filing_currency": default.currency}))
+        elif default is None or currency != default.currency:
+            kept[country] = currency  # type: ignore[assignment]
+    if errors:
+        raise ValidationFailed.many(errors)  # type: ignore[arg-type]
+    return tuple(sorted(kept.items()))
 
 
 def parse_exchange_rate(text: object, pointer: str = "/exchange_rate") -> Decimal:
@@ -111,9 +178,12 @@ def choose_exchange_rate(
     sent_date: str | None,
     parent_rate: tuple[str | None, date | None] | None = None,
     published: tuple[Decimal, date] | None = None,
-    country: str = "US",
+    filing_currency: str,
 ) -> tuple[str | None, date | None]:
     """The ``(exchange_rate, exchange_rate_date)`` a transaction stores (docs/transactions.md, "Currency").
+
+    ``filing_currency``: the currency of the returns the transaction goes on (the organization's
+    setting for its country).
 
     * In the filing currency: none; a rate sent is 422 at ``/exchange_rate``.
     * A credit of a sale (``parent_rate``): its sale's rate, whatever the credit's date; a different
@@ -122,7 +192,7 @@ def choose_exchange_rate(
     * Otherwise the imported reference rate ``published`` (rate, publication date) for its day.
     * Finalized or filed with none of these: 422 at ``/exchange_rate``. A draft may wait.
     """
-    if currency == filing_currency(country):
+    if currency == filing_currency:
         if sent_rate is not None:
             raise ValidationFailed(
                 f"exchange_rate is only for a transaction in another currency than the filing currency "
@@ -142,9 +212,9 @@ def choose_exchange_rate(
         return rate_string(published[0]), published[1]
     if status in _NEEDS_RATE:
         raise ValidationFailed(
-            f"the transaction is in {currency} and returns are in {filing_currency(country)}: send exchange_rate "
-            f"(units of {filing_currency(country)} per {currency}, a decimal string) or import the reference rates "
+            f"the transaction is in {currency} and returns are in {filing_currency}: send exchange_rate "
+            f"(units of {filing_currency} per {currency}, a decimal string) or import the reference rates "
             f"for {transaction_day.isoformat()} (levy rates import).",
-            pointer="/exchange_rate", meta={"currency": currency, "filing_currency": filing_currency(country),
+            pointer="/exchange_rate", meta={"currency": currency, "filing_currency": filing_currency,
                                              "transaction_date": transaction_day.isoformat()})
     return None, None

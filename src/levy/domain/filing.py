@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal
 
-from levy.domain.currency import FILING_CURRENCY
 from levy.domain.money import allocate
 from levy.domain.tax.model import LineResult
 from levy.domain.transactions_tax_only import HELD_OFF_DETAILS
@@ -367,6 +366,8 @@ class LiabilityReport:
     date_from: date
     date_to: date
     states: tuple[StateLiability, ...]
+    #: The currency of every amount (the organization's filing currency, set by the caller).
+    currency: str = ""
 
 
 # -- aggregation -----------------------------------------------------------------------------------
@@ -658,7 +659,7 @@ def _csv_row(t: JurisdictionTotals, currency: str) -> list[str | int]:
     ]
 
 
-def return_to_csv(ret: Return | StateLiability, currency: str = FILING_CURRENCY["US"]) -> str:
+def return_to_csv(ret: Return | StateLiability, currency: str) -> str:
     """A header row (:data:`CSV_COLUMNS`), one row per jurisdiction, then the ``TOTAL`` row.
 
     Amounts are integers in minor units of ``currency`` (the filing currency, last column of every

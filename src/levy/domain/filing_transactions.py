@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 
-from levy.domain.currency import filing_currency
 from levy.domain.filing import CSV_COLUMNS, FilingTransaction, JurisdictionTotals, _csv_row, liability_report
 
 #: What a return's export names as its second file.
@@ -56,13 +55,13 @@ TRANSACTION_CSV_COLUMNS: tuple[str, ...] = (
 )
 
 
-def entries_to_csv(entries: Iterable[ReturnEntry]) -> str:
+def entries_to_csv(entries: Iterable[ReturnEntry], currency: str) -> str:
     """A header row (:data:`TRANSACTION_CSV_COLUMNS`) and one row per transaction, as the return's
-    CSV (amounts in minor units, RFC 4180 quoting, CRLF line ends)."""
+    CSV (amounts in minor units of the filing ``currency``, RFC 4180 quoting, CRLF line ends)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(TRANSACTION_CSV_COLUMNS)
     for e in entries:
         w.writerow([e.transaction_id, e.type, e.status, e.transaction_date.isoformat(), e.currency,
-                    e.reference_id or "", *_csv_row(e.amounts, filing_currency())[3:]])
+                    e.reference_id or "", *_csv_row(e.amounts, currency)[3:]])
     return buf.getvalue()

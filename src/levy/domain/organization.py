@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import TypeVar
 
+from levy.domain.currency import validate_filing_currencies
 from levy.domain.errors import LevyError, RequiredField, ValidationFailed
 from levy.domain.jurisdictions import validate_jurisdiction
 from levy.domain.settings import CERTIFICATE_TREATMENTS, OrganizationSettings
@@ -31,6 +32,7 @@ class SettingsChange:
     default_tax_codes: object = _UNSET
     exemption_management: object = _UNSET
     certificate_treatment: object = _UNSET
+    filing_currencies: object = _UNSET
 
     def given(self, field_name: str) -> bool:
         return getattr(self, field_name) is not _UNSET
@@ -93,6 +95,11 @@ def apply_settings_change(
             ))
         else:
             settings = replace(settings, certificate_treatment=str(change.certificate_treatment))
+    if _not_null(change, "filing_currencies", errors):
+        try:
+            settings = replace(settings, filing_currencies=validate_filing_currencies(change.filing_currencies))
+        except ValidationFailed as e:
+            errors.append(e)
     _raise_all(errors)
     return name, settings
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from levy.domain.currency import filing_currency_map
 from levy.domain.taxcodes import DEFAULT_TAX_CODE
 
 CERTIFICATE_ONLY = "certificate_only"
@@ -19,6 +20,17 @@ class OrganizationSettings:
     default_tax_codes: tuple[str, ...] = (DEFAULT_TAX_CODE,)
     exemption_management: bool = True
     certificate_treatment: str = CERTIFICATE_ONLY
+    #: The organization's own filing currencies, country -> ISO 4217, sorted: only those that
+    #: differ from the defaults of ``levy/data/currency/filing_currencies.json`` (issue 37).
+    filing_currencies: tuple[tuple[str, str], ...] = ()
+
+    def filing_currency_map(self) -> dict[str, str]:
+        """Country -> filing currency: the defaults with the organization's choices over them."""
+        return filing_currency_map(dict(self.filing_currencies))
+
+    def filing_currency(self, country: str = "US") -> str | None:
+        """The currency of the organization's returns in ``country`` (None: none set, no default)."""
+        return self.filing_currency_map().get(country)
 
 
 DEFAULTS = OrganizationSettings()

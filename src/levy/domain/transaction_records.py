@@ -14,7 +14,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from levy.domain.currency import convert, filing_currency
+from levy.domain.currency import convert
 from levy.domain.filing import (
     NO_EXCHANGE_RATE,
     FilingLine,
@@ -100,13 +100,13 @@ def _converted_lines(lines: tuple[FilingLine, ...], c: Callable[[int], int]) -> 
     )
 
 
-def in_filing_currency(txn: FilingTransaction, rec: TransactionRecord) -> FilingTransaction:
-    """``txn`` (in ``rec.currency``) with every amount in the filing currency at ``rec``'s stored rate
+def in_filing_currency(txn: FilingTransaction, rec: TransactionRecord, filing: str) -> FilingTransaction:
+    """``txn`` (in ``rec.currency``) with every amount in the filing currency ``filing`` (the
+    organization's setting for the return's country) at ``rec``'s stored rate
     (docs/transactions.md, "Currency"): each line's gross and net and each row's base and tax
     converted half up; a calculated filing tax is the sum of its converted rows, a provided one is
     converted and a tax-only transaction's total spread over its allocations (largest remainder).
     Without a stored rate (a transaction stored before rates existed) it is held off returns."""
-    filing = filing_currency()
     if rec.currency == filing:
         return txn
     original_gross = sum(ln.amount for ln in txn.lines)
@@ -134,10 +134,10 @@ def in_filing_currency(txn: FilingTransaction, rec: TransactionRecord) -> Filing
     )
 
 
-def to_filing(rec: TransactionRecord, filed_states: frozenset[str] = frozenset()) -> FilingTransaction:
-    """The filing view of a stored transaction (docs/filing.md, "Wiring"), in the filing currency;
-    nothing is recalculated."""
-    return in_filing_currency(_to_filing(rec, filed_states), rec)
+def to_filing(rec: TransactionRecord, filed_states: frozenset[str] = frozenset(), *, currency: str) -> FilingTransaction:
+    """The filing view of a stored transaction (docs/filing.md, "Wiring"), in the filing currency
+    ``currency``; nothing is recalculated."""
+    return in_filing_currency(_to_filing(rec, filed_states), rec, currency)
 
 
 def _to_filing(rec: TransactionRecord, filed_states: frozenset[str]) -> FilingTransaction:

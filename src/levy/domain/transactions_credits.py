@@ -77,10 +77,10 @@ def remaining(sale: TransactionRecord, credits: Iterable[TransactionRecord]) -> 
     return total, per_line
 
 
-def filing_tax_by_state(rec: TransactionRecord) -> dict[str, int]:
+def filing_tax_by_state(rec: TransactionRecord, currency: str) -> dict[str, int]:
     """``rec``'s filing tax per state as returns place it (:func:`levy.domain.filing.distribute_filing_tax`);
     nothing for a transaction held off returns or whose tax has no state row to go to."""
-    txn = to_filing(rec)
+    txn = to_filing(rec, currency=currency)
     placed = distribute_filing_tax(txn) if txn.held_off_reason is None else None
     out: dict[str, int] = {}
     for code, amount in (placed or {}).items():
@@ -90,34 +90,35 @@ def filing_tax_by_state(rec: TransactionRecord) -> dict[str, int]:
     return out
 
 
-def tax_left_by_state(sale: TransactionRecord, credits: Iterable[TransactionRecord]) -> dict[str, int]:
+def tax_left_by_state(sale: TransactionRecord, credits: Iterable[TransactionRecord], currency: str) -> dict[str, int]:
     """Per state, the sale's filing tax there less its credits' (a provided tax is placed in
     proportion to each transaction's own rows, so a credit's can land unevenly across states)."""
-    left = filing_tax_by_state(sale)
+    left = filing_tax_by_state(sale, currency)
     for credit in credits:
-        for state, amount in filing_tax_by_state(credit).items():
+        for state, amount in filing_tax_by_state(credit, currency).items():
             left[state] = left.get(state, 0) - amount
     return left
 
 
-def figures_by_jurisdiction(rec: TransactionRecord) -> dict[str, tuple[int, int, int]]:
+def figures_by_jurisdiction(rec: TransactionRecord, currency: str) -> dict[str, tuple[int, int, int]]:
     """``rec``'s (gross, taxable, calculated tax) per jurisdiction, as the liability report adds
     them up (:func:`levy.domain.filing.liability_report`: a line's gross counts in every
     jurisdiction of its rows)."""
     out: dict[str, tuple[int, int, int]] = {}
-    for ln in to_filing(rec).lines:
+    for ln in to_filing(rec, currency=currency).lines:
         for r in ln.rows:
             gross, taxable, calculated = out.get(r.jurisdiction_code, (0, 0, 0))
             out[r.jurisdiction_code] = (gross + ln.amount, taxable + r.taxable_base, calculated + r.tax_amount)
     return out
 
 
-def over_by_jurisdiction(sale: TransactionRecord, credits: Iterable[TransactionRecord]) -> dict[str, list[str]]:
+def over_by_jurisdiction(sale: TransactionRecord, credits: Iterable[TransactionRecord],
+                         currency: str) -> dict[str, list[str]]:
     """The jurisdictions where ``credits`` would reverse more gross, taxable or calculated tax than
     ``sale`` put there (what would make a liability figure negative), with the figures concerned."""
-    left = {code: list(v) for code, v in figures_by_jurisdiction(sale).items()}
+    left = {code: list(v) for code, v in figures_by_jurisdiction(sale, currency).items()}
     for credit in credits:
-        for code, figures in figures_by_jurisdiction(credit).items():
+        for code, figures in figures_by_jurisdiction(credit, currency).items():
             acc = left.setdefault(code, [0, 0, 0])
             for i, value in enumerate(figures):
                 acc[i] -= value
@@ -286,7 +287,7 @@ def _flat_line(sale_line: LineResult, earlier: Sequence[LineResult], amount: int
 
 
 def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], credit: TransactionRecord,
-                 *, lines_pointer: str = "/line_items") -> None:
+                 *, filing_currency: str, lines_pointer: str = "/line_items") -> None:
     """Refuse ``credit`` (422 ``validation_error``) unless ``sale`` still covers it after ``earlier``.
 
     In order: the currency must be the sale's (``/currency``); the totals (detail and
@@ -294,7 +295,7 @@ def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], 
     for the amount, ``/tax_amount`` for the tax); each line naming a line of the sale
     (pointer ``/line_items/N``, ``meta`` with the line's id and what remains of it; a line
     naming no line of the sale counts in the totals and per state only); then the filing tax per state
-    (``/tax_amount``, ``meta.remaining_tax_by_state``).
+    (``/tax_amount``, ``meta.remaining_tax_by_state``), in the returns' ``filing_currency``.
     """
     if credit.currency != sale.currency:
         raise ValidationFailed(
@@ -334,7 +335,7 @@ def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], 
         per_line[ln.id] = Left(left.amount - r.taxable_amount, left.tax - r.tax_amount)
     if errors:
         raise ValidationFailed.many(errors)
-    beyond = over_by_jurisdiction(sale, [*earlier, credit])
+    beyond = over_by_jurisdiction(sale, [*earlier, credit], filing_currency)
     if beyond:
         raise ValidationFailed(
             "the credit reverses more than the parent put in "
@@ -342,9 +343,9 @@ def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], 
             + ": a credit line reverses sales of its parent, in the parent's jurisdictions",
             pointer=lines_pointer, meta={"jurisdictions": list(beyond)},
         )
-    over = {st: -left for st, left in tax_left_by_state(sale, [*earlier, credit]).items() if left < 0}
+    over = {st: -left for st, left in tax_left_by_state(sale, [*earlier, credit], filing_currency).items() if left < 0}
     if over:
-        before = tax_left_by_state(sale, earlier)
+        before = tax_left_by_state(sale, earlier, filing_currency)
         states = sorted(over)
         raise ValidationFailed(
             "the credit's tax exceeds what the parent charged in "
@@ -356,7 +357,8 @@ def check_credit(sale: TransactionRecord, earlier: Iterable[TransactionRecord], 
         )
 
 
-def check_sale_change(sale: TransactionRecord, credits: Sequence[TransactionRecord], *, pointer: str) -> None:
+def check_sale_change(sale: TransactionRecord, credits: Sequence[TransactionRecord], *, pointer: str,
+                      filing_currency: str) -> None:
     """Refuse (422 ``invalid_state``) a change leaving ``sale`` (as it would be stored) below its
     ``credits`` (those not void).
 
@@ -397,7 +399,7 @@ def check_sale_change(sale: TransactionRecord, credits: Sequence[TransactionReco
     )
     problems.extend(
         f"its tax in {state} is below what is credited there by {-left}"
-        for state, left in sorted(tax_left_by_state(sale, credits).items()) if left < 0
+        for state, left in sorted(tax_left_by_state(sale, credits, filing_currency).items()) if left < 0
     )
     if problems:
         raise FailedPrecondition(

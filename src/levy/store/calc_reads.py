@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.settings import DEFAULTS, OrganizationSettings
 from levy.domain.tax.model import Certificate, CustomerExemption, Registration
+from levy.store.settings import filing_currencies_from_json
 from levy.store.tables.areas import customers, exemption_certificates, organization_settings, products, registrations
 
 
@@ -135,6 +136,7 @@ async def settings_and_registrations(
                 s.c.default_tax_codes,
                 s.c.exemption_management,
                 s.c.certificate_treatment,
+                s.c.filing_currencies,
                 r.c.jurisdiction,
                 r.c.effective_from,
                 r.c.effective_to,
@@ -152,6 +154,7 @@ async def settings_and_registrations(
             default_tax_codes=tuple(json.loads(first.default_tax_codes)),
             exemption_management=first.exemption_management,
             certificate_treatment=first.certificate_treatment,
+            filing_currencies=filing_currencies_from_json(first.filing_currencies),
         )
         if first.settings_org is not None
         else DEFAULTS

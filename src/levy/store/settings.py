@@ -24,6 +24,16 @@ async def get_settings(conn: AsyncConnection, organization_id: str) -> tuple[Org
             default_tax_codes=tuple(json.loads(row.default_tax_codes)),
             exemption_management=row.exemption_management,
             certificate_treatment=row.certificate_treatment,
+            filing_currencies=filing_currencies_from_json(row.filing_currencies),
         ),
         row.updated_at,
     )
+
+
+def filing_currencies_from_json(text: str | None) -> tuple[tuple[str, str], ...]:
+    """The stored ``filing_currencies`` column (a JSON object, or NULL) as the settings hold it."""
+    return tuple(sorted(json.loads(text).items())) if text else ()
+
+
+def filing_currencies_to_json(pairs: tuple[tuple[str, str], ...]) -> str | None:
+    return json.dumps(dict(pairs), sort_keys=True) if pairs else None

@@ -120,12 +120,35 @@ def parse_into(msg: message.Message, data: Any, pointer: str, result: ParseResul
             result.present.append(key)
         if value is None:
             continue
-        if f.is_repeated:
+        if is_map(f):
+            _parse_map(msg, f, value, ptr, result)
+        elif f.is_repeated:
             _parse_repeated(msg, f, value, ptr, result)
         elif f.type == FD.TYPE_MESSAGE:
             _parse_message_field(msg, f, value, ptr, result)
         else:
             _parse_scalar(msg, f, value, ptr, result, setter=lambda v, m=msg, n=f.name: setattr(m, n, v))
+
+
+def is_map(f: FD) -> bool:
+    """A ``map<K, V>`` field (a repeated entry message marked ``map_entry``)."""
+    return f.type == FD.TYPE_MESSAGE and f.message_type.GetOptions().map_entry
+
+
+def _parse_map(msg: message.Message, f: FD, value: Any, ptr: str, result: ParseResult) -> None:
+    """A JSON object into a ``map<string, scalar>`` field (each value checked like a scalar field,
+    pointer ``/field/<key>``)."""
+    if not isinstance(value, dict):
+        result.errors.append(
+            ValidationFailed(f"'{f.name}' must be an object, got {_type_name(value)}.", pointer=ptr, input=value,
+                             type="dict_type")
+        )
+        return
+    container = getattr(msg, f.name)
+    value_field = f.message_type.fields_by_name["value"]
+    for key, item in value.items():
+        _parse_scalar(msg, value_field, item, f"{ptr}/{_escape(key)}", result,
+                      setter=lambda v, k=key: container.__setitem__(k, v))
 
 
 def _parse_repeated(msg: message.Message, f: FD, value: Any, ptr: str, result: ParseResult) -> None:
@@ -416,6 +439,9 @@ def _renderer_source(desc: descriptor.Descriptor, name: str) -> str:
     for f in desc.fields:
         read = f"m.{f.name}" if f.name.isidentifier() and not keyword.iskeyword(f.name) else f"getattr(m, {f.name!r})"
         render = ""
+        if is_map(f):  # map<string, scalar>: a JSON object
+            lines.append(f"        {f.name!r}: dict({read}),")
+            continue
         if f.type == FD.TYPE_MESSAGE:
             render = _OWN_RENDERER.get(f.message_type.full_name) or _renderer_name(f.message_type)
         if f.is_repeated:

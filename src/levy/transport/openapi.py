@@ -45,6 +45,7 @@ from levy.app.registry import MethodInfo, field_policy, is_output_only, methods,
 from levy.domain.pagination import MAX_LIMIT
 from levy.domain.versioning import CURRENT, RELEASES
 from levy.transport.codec import _INT_RANGE as INT_RANGE
+from levy.transport.codec import is_map
 from levy.v1 import options_pb2
 
 FD = descriptor.FieldDescriptor
@@ -138,6 +139,8 @@ class _Builder:
         return {"$ref": f"#/components/schemas/{name}"}
 
     def output_field(self, f: FD) -> Schema:
+        if is_map(f):
+            return _map_schema(f)
         if f.is_repeated:
             s: Schema = {"type": "array", "items": self.output_value(f)}
             if field_policy(f).null_when_empty:
@@ -182,6 +185,8 @@ class _Builder:
 
     def input_field(self, f: FD) -> Schema:
         p = field_policy(f)
+        if is_map(f):
+            return _nullable(_map_schema(f))
         if f.is_repeated:
             item = self.input_value(f, p)
             if p.per_item_errors:  # each item succeeds or fails on its own, inside a 200
@@ -210,6 +215,11 @@ class _Builder:
                 s["minLength"] = p.min_length
                 s["pattern"] = r"\S"  # not blank: whitespace alone is refused
         return s
+
+
+def _map_schema(f: FD) -> Schema:
+    """A ``map<string, scalar>`` field: a JSON object of its values."""
+    return {"type": "object", "additionalProperties": _scalar(f.message_type.fields_by_name["value"])}
 
 
 def _scalar(f: FD) -> Schema:

@@ -27,12 +27,33 @@ class OrganizationSettings(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class FilingCurrenciesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     ORGANIZATION_ID_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     DEFAULT_TAX_CODES_FIELD_NUMBER: _builtins.int
     EXEMPTION_MANAGEMENT_FIELD_NUMBER: _builtins.int
     CERTIFICATE_TREATMENT_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
+    FILING_CURRENCIES_FIELD_NUMBER: _builtins.int
     organization_id: _builtins.str
     """Organization id, prefix `org_`."""
     name: _builtins.str
@@ -49,6 +70,15 @@ class OrganizationSettings(_message.Message):
     def updated_at(self) -> _timestamp_pb2.Timestamp:
         """Last change."""
 
+    @_builtins.property
+    def filing_currencies(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The currency of the organization's returns per country: ISO 3166-1 alpha-2 country ->
+        ISO 4217 currency, for example `{"US": "USD", "GB": "GBP"}`. Responses show every country
+        with a currency (the defaults with the organization's choices over them). A PATCH replaces
+        the organization's choices: a country left out goes back to its default (or to none). US
+        returns are in USD: another currency for US is refused (422 at `/filing_currencies/US`).
+        """
+
     def __init__(
         self,
         *,
@@ -58,10 +88,11 @@ class OrganizationSettings(_message.Message):
         exemption_management: _builtins.bool | None = ...,
         certificate_treatment: _builtins.str | None = ...,
         updated_at: _timestamp_pb2.Timestamp | None = ...,
+        filing_currencies: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_certificate_treatment", b"_certificate_treatment", "_exemption_management", b"_exemption_management", "_name", b"_name", "certificate_treatment", b"certificate_treatment", "exemption_management", b"exemption_management", "name", b"name", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_certificate_treatment", b"_certificate_treatment", "_exemption_management", b"_exemption_management", "_name", b"_name", "certificate_treatment", b"certificate_treatment", "default_tax_codes", b"default_tax_codes", "exemption_management", b"exemption_management", "name", b"name", "organization_id", b"organization_id", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_certificate_treatment", b"_certificate_treatment", "_exemption_management", b"_exemption_management", "_name", b"_name", "certificate_treatment", b"certificate_treatment", "default_tax_codes", b"default_tax_codes", "exemption_management", b"exemption_management", "filing_currencies", b"filing_currencies", "name", b"name", "organization_id", b"organization_id", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__certificate_treatment: _TypeAlias = _typing.Literal["certificate_treatment"]  # noqa: Y015
     _WhichOneofArgType__certificate_treatment: _TypeAlias = _typing.Literal["_certificate_treatment", b"_certificate_treatment"]  # noqa: Y015

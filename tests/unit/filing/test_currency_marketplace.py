@@ -45,7 +45,7 @@ def test_cross_rate_from_euro_reference_rates():
 
 
 def test_the_rate_a_transaction_stores():
-    kw = {"currency": "EUR", "status": "finalized", "transaction_day": D}
+    kw = {"currency": "EUR", "status": "finalized", "transaction_day": D, "filing_currency": "USD"}
     assert choose_exchange_rate(**kw, sent_rate="1.10", sent_date=None) == ("1.1", D)
     assert choose_exchange_rate(**kw, sent_rate="1.1", sent_date="2026-02-01") == ("1.1", date(2026, 2, 1))
     assert choose_exchange_rate(**kw, sent_rate=None, sent_date=None,
@@ -62,11 +62,15 @@ def test_the_rate_a_transaction_stores():
             choose_exchange_rate(**kw, sent_date=None, **bad)
         assert e.value.items[0].pointer == "/exchange_rate"
     assert choose_exchange_rate(currency="EUR", status="draft", transaction_day=D, sent_rate=None,
-                                sent_date=None) == (None, None)
+                                sent_date=None, filing_currency="USD") == (None, None)
     assert choose_exchange_rate(currency="USD", status="finalized", transaction_day=D, sent_rate=None,
-                                sent_date=None) == (None, None)
+                                sent_date=None, filing_currency="USD") == (None, None)
     with pytest.raises(ValidationFailed):
-        choose_exchange_rate(currency="USD", status="finalized", transaction_day=D, sent_rate="1", sent_date=None)
+        choose_exchange_rate(currency="USD", status="finalized", transaction_day=D, sent_rate="1", sent_date=None,
+                             filing_currency="USD")
+    # The filing currency is passed in: a return in GBP takes a USD sale's rate like any other currency's.
+    assert choose_exchange_rate(currency="USD", status="finalized", transaction_day=D, sent_rate="0.79",
+                                sent_date=None, filing_currency="GBP") == ("0.79", D)
 
 
 def test_ecb_layout_both_files():
@@ -92,7 +96,7 @@ def test_a_transaction_in_filing_currency_figures():
     # 10000 JPY, net 9000 after a discount, CA state 6 % of 9000 = 540 JPY; at 0.0066 USD per JPY:
     # gross 6600 cents, net 5940, tax 540 x 0.66 = 356.4 -> 356.
     t = txn("J", [line("L", 10000, [row(ST, 540, 9000)], net=9000)])
-    c = in_filing_currency(t, _rec("JPY", "0.0066", D))
+    c = in_filing_currency(t, _rec("JPY", "0.0066", D), "USD")
     (ln,) = c.lines
     assert (ln.amount, ln.net_amount, ln.rows[0].taxable_base, ln.rows[0].tax_amount) == (6600, 5940, 5940, 356)
     assert (c.filing_tax_amount, c.currency, c.original_gross) == (356, "JPY", 10000)
@@ -102,12 +106,17 @@ def test_a_transaction_in_filing_currency_figures():
     assert (conv.currency, conv.original_gross_sales, conv.gross_sales) == ("JPY", 10000, 6600)
     # A provided tax converts as one figure: 600 JPY -> 3.96 USD = 396 cents.
     p = in_filing_currency(txn("P", [line("L", 10000, [row(ST, 540, 9000)], net=9000)], filing=600,
-                               source="provided"), _rec("JPY", "0.0066", D))
+                               source="provided"), _rec("JPY", "0.0066", D), "USD")
     assert (p.filing_tax_amount, p.tax_provided) == (396, 396)
     # Without a rate (stored before rates existed): held off, never counted.
-    held = in_filing_currency(t, _rec("JPY", None))
+    held = in_filing_currency(t, _rec("JPY", None), "USD")
     assert held.held_off_reason == "no_exchange_rate"
     assert prepare_return("US-ST-CA", *Q1, [held]).held_off[0].reason == "no_exchange_rate"
+    # The same JPY sale on a return in EUR at 0.0061 EUR per JPY: gross 10000 x 0.0061 = 61.00 EUR = 6100
+    # cents, tax 540 x 0.61 = 329.4 -> 329; and a transaction already in the filing currency is as it is.
+    e = in_filing_currency(t, _rec("JPY", "0.0061", D), "EUR")
+    assert (e.lines[0].amount, e.filing_tax_amount) == (6100, 329)
+    assert in_filing_currency(t, _rec("EUR", None), "EUR") is t
     assert dated_sales_by_state([held]) == {}
 
 

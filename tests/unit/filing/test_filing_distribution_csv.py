@@ -85,7 +85,7 @@ def test_filing_lines_from_results_skip_collected_tax_lines():
 
 def test_csv_has_header_one_row_per_jurisdiction_and_a_total():
     t = txn("T", [line("L", 10000, [row(ST, 540, 9000), row(CO, 23, 9000)], net=9000)])
-    text = return_to_csv(prepare_return("US-ST-CA", *Q1, [t]))
+    text = return_to_csv(prepare_return("US-ST-CA", *Q1, [t]), "USD")
     assert text.endswith("\r\n")
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0] == list(CSV_COLUMNS)

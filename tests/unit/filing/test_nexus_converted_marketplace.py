@@ -21,7 +21,7 @@ AS_OF = date(2026, 3, 31)
 
 def _in(currency: str, rate: str, t):
     return in_filing_currency(t, SimpleNamespace(currency=currency, exchange_rate=rate,
-                                                 exchange_rate_date=t.transaction_date))
+                                                 exchange_rate_date=t.transaction_date), "USD")
 
 
 def test_each_state_lists_the_converted_transactions_of_its_period():

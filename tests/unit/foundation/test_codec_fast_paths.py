@@ -74,7 +74,9 @@ def _walk_to_json(msg: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in msg.DESCRIPTOR.fields:
         special = f.message_type.full_name if f.type == FD.TYPE_MESSAGE else None
-        if f.is_repeated:
+        if codec.is_map(f):  # map<string, scalar>: a JSON object
+            out[f.name] = dict(getattr(msg, f.name))
+        elif f.is_repeated:
             values = getattr(msg, f.name)
             if not values and field_policy(f).null_when_empty:
                 out[f.name] = None
@@ -116,6 +118,9 @@ def _fill(msg: Any, draw: Any, depth: int) -> None:
         if not draw(st.booleans()) or (f.type == FD.TYPE_MESSAGE and depth == 0):
             continue
         if f.containing_oneof is not None and msg.WhichOneof(f.containing_oneof.name):
+            continue
+        if codec.is_map(f):
+            getattr(msg, f.name).update(draw(st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2)))
             continue
         count = draw(st.integers(0, 2)) if f.is_repeated else 1
         for _ in range(count):

@@ -77,7 +77,7 @@ def test_ten_partial_credits_add_up_to_the_sale():
     credits: list[TransactionRecord] = []
     for n in range(10):
         c = credit_against(s, credits, credit(f"txn_c{n}", engine_line("a", 1000)))
-        check_credit(s, credits, c)
+        check_credit(s, credits, c, filing_currency="USD")
         credits.append(c)
     assert [c.tax.filing_tax_amount for c in credits] == [98] * 9 + [93]
     assert [r.tax_amount for r in credits[-1].lines[0].result.taxes] == [60, 33]
@@ -122,7 +122,7 @@ def test_a_credit_line_naming_no_sale_line_is_bounded_by_totals_and_states():
     c = credit_against(sale(), [], credit("txn_c", la("a", 100), result("z", 500, row("US-ST-TX", "0.0625", 500, 31))))
     assert c.lines[1].result.tax_amount == 31  # left as the engine taxed it; TX was never charged by the sale:
     with pytest.raises(ValidationFailed) as ei:
-        check_credit(sale(), [], c)
+        check_credit(sale(), [], c, filing_currency="USD")
     item = ei.value.first
     assert item.pointer == "/line_items" and item.meta == {"jurisdictions": ["US-ST-TX"]}
 
@@ -161,25 +161,25 @@ def test_credits_of_a_line_never_exceed_it_and_the_completing_one_takes_the_rest
 def test_credit_in_another_currency_is_refused_at_currency():
     s = sale(currency="JPY")
     with pytest.raises(ValidationFailed) as ei:
-        check_credit(s, [], credit("txn_c", la(), currency="USD"))
+        check_credit(s, [], credit("txn_c", la(), currency="USD"), filing_currency="USD")
     item = ei.value.first
     assert item.pointer == "/currency" and item.status == 422 and "JPY" in item.detail
     assert item.meta == {"parent_currency": "JPY"}
-    check_credit(s, [], credit("txn_c", la(), currency="JPY"))
+    check_credit(s, [], credit("txn_c", la(), currency="JPY"), filing_currency="USD")
 
 
 def test_credit_over_the_total_states_what_remains():
     # Sale 10000/975; earlier 4000/390 -> 6000 and 585 remain.
     s = sale()
     earlier = [credit("txn_1", la("a", 4000))]
-    check_credit(s, earlier, credit("txn_c", la("a", 6000)))
+    check_credit(s, earlier, credit("txn_c", la("a", 6000)), filing_currency="USD")
     with pytest.raises(ValidationFailed) as ei:
-        check_credit(s, earlier, credit("txn_c", la("a", 6001)))
+        check_credit(s, earlier, credit("txn_c", la("a", 6001)), filing_currency="USD")
     item = ei.value.first
     assert item.pointer == "/line_items" and "amount 6001 exceeds the 6000" in item.detail
     assert item.meta == {"remaining_amount": 6000, "remaining_tax": 585}
     with pytest.raises(ValidationFailed) as ei:
-        check_credit(s, earlier, credit("txn_c", la("a", 100), provided=586))
+        check_credit(s, earlier, credit("txn_c", la("a", 100), provided=586), filing_currency="USD")
     assert ei.value.first.pointer == "/tax_amount" and "tax 586 exceeds the 585" in ei.value.first.detail
 
 
@@ -192,7 +192,7 @@ def test_credit_over_one_line_is_refused_even_within_the_total():
     # 2500 more of line a: total 5500 of 10000 is fine, line a only has 2000 and 120 left.
     with pytest.raises(ValidationFailed) as ei:
         more_of_a = result("a", 2500, row("US-ST-CA", "0.06", 2500, 150))
-        check_credit(s, earlier, credit("txn_c", result("b", 100), more_of_a))
+        check_credit(s, earlier, credit("txn_c", result("b", 100), more_of_a), filing_currency="USD")
     item = ei.value.first
     assert item.pointer == "/line_items/1" and "line 'a'" in item.detail
     assert item.meta == {"line_id": "a", "remaining_amount": 2000, "remaining_tax": 120}
@@ -205,20 +205,20 @@ def test_sale_with_credits_cannot_be_voided_or_moved_to_draft():
     credits = [credit("txn_1", la()), credit("txn_2", la("a", 0), status="draft")]
     for status in ("void", "draft"):
         with pytest.raises(FailedPrecondition) as ei:
-            check_sale_change(sale(status=status), credits, pointer="/tax_amount")
+            check_sale_change(sale(status=status), credits, pointer="/tax_amount", filing_currency="USD")
         item = ei.value.first
         assert item.status == 422 and item.code == "invalid_state" and item.pointer == "/status"
         assert "txn_1, txn_2" in item.detail and f"'{status}'" in item.detail
         assert item.meta == {"credit_transaction_ids": ["txn_1", "txn_2"], "credited_amount": 10000,
                              "credited_tax": 975}
-    check_sale_change(sale(status="void"), [], pointer="/status")  # nothing credited: free to go
+    check_sale_change(sale(status="void"), [], pointer="/status", filing_currency="USD")  # nothing credited: free
 
 
 def test_sale_tax_cannot_go_below_what_is_credited():
     credits = [credit("txn_1", la("a", 4000))]  # 4000 credited, tax 240 + 150 = 390
-    check_sale_change(sale(provided=390), credits, pointer="/tax_amount")
+    check_sale_change(sale(provided=390), credits, pointer="/tax_amount", filing_currency="USD")
     with pytest.raises(FailedPrecondition) as ei:
-        check_sale_change(sale(provided=389), credits, pointer="/tax_amount")
+        check_sale_change(sale(provided=389), credits, pointer="/tax_amount", filing_currency="USD")
     item = ei.value.first
     assert item.pointer == "/tax_amount" and "tax 389 is below the 390 credited" in item.detail
     assert "txn_1" in item.detail and item.meta["credit_transaction_ids"] == ["txn_1"]
@@ -226,14 +226,15 @@ def test_sale_tax_cannot_go_below_what_is_credited():
 
 def test_sale_currency_cannot_leave_its_credits():
     with pytest.raises(FailedPrecondition) as ei:
-        check_sale_change(sale(currency="JPY"), [credit("txn_1", la("a", 100))], pointer="/line_items")
+        check_sale_change(sale(currency="JPY"), [credit("txn_1", la("a", 100))], pointer="/line_items",
+                          filing_currency="USD")
     assert ei.value.first.pointer == "/currency" and "USD" in ei.value.first.detail
 
 
 def test_sale_lines_cannot_go_below_what_is_credited():
     credits = [credit("txn_1", la("a", 10000))]
     with pytest.raises(FailedPrecondition) as ei:
-        check_sale_change(sale(la("a", 100)), credits, pointer="/line_items")
+        check_sale_change(sale(la("a", 100)), credits, pointer="/line_items", filing_currency="USD")
     item = ei.value.first
     assert item.pointer == "/line_items" and "amount 100 is below the 10000 credited" in item.detail
     assert "line 'a' is below what is credited of it" in item.detail
@@ -264,17 +265,17 @@ def test_credit_tax_per_state_within_what_the_sale_placed_there():
     c = credit_against(s, [], credit("txn_c", result("b", 500)))
     assert c.tax.filing_tax_amount == 31  # 125 x 500/2000 = 31.25 -> 31: within the 100 in total,
     with pytest.raises(ValidationFailed) as ei:  # but Texas only got 15.
-        check_credit(s, [], c)
+        check_credit(s, [], c, filing_currency="USD")
     item = ei.value.first
     assert item.pointer == "/tax_amount" and "TX (by 16; 15 left there)" in item.detail
     assert item.meta == {"remaining_tax_by_state": {"TX": 15}}
-    check_credit(s, [], replace(c, tax=replace(c.tax, provided=15)))
+    check_credit(s, [], replace(c, tax=replace(c.tax, provided=15)), filing_currency="USD")
 
 
 def test_sale_tax_per_state_cannot_go_below_its_credits():
     credits = [credit_against(two_states(None), [], credit("txn_1", result("b", 500)))]  # TX 31
-    check_sale_change(two_states(None), credits, pointer="/tax_amount")
+    check_sale_change(two_states(None), credits, pointer="/tax_amount", filing_currency="USD")
     # Provided 200: 141.18, 29.41, 29.41 -> 141, 29, 29 and the 1 left to LA: TX 29 < 31, total 200 >= 31.
     with pytest.raises(FailedPrecondition) as ei:
-        check_sale_change(two_states(200), credits, pointer="/tax_amount")
+        check_sale_change(two_states(200), credits, pointer="/tax_amount", filing_currency="USD")
     assert "its tax in TX is below what is credited there by 2" in ei.value.first.detail

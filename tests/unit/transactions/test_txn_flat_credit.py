@@ -20,7 +20,7 @@ def as_credit(id: str, s: TransactionRecord, earlier: list[TransactionRecord], a
     """The credit ``flat_credit`` builds, as a record (what the wiring stores), checked like any credit."""
     lines = tuple(StoredLine(b"", share.result) for share in flat_credit(s, earlier, amount))
     c = replace(credit(id), lines=lines, tax=TaxState(sum(ln.result.tax_amount for ln in lines)))
-    check_credit(s, earlier, c)
+    check_credit(s, earlier, c, filing_currency="USD")
     return c
 
 

@@ -13,7 +13,6 @@ from levy.app import filings as service
 from levy.app.context import CallContext
 from levy.app.handlers.messages import optional, page_of, present_fields
 from levy.app.registry import handles
-from levy.domain.currency import filing_currency
 from levy.domain.filing import (
     ConvertedEntry,
     HeldOff,
@@ -75,7 +74,8 @@ def _converted(items: Iterable[ConvertedEntry], out: Any) -> None:
                 original_gross_sales=str(c.original_gross_sales), gross_sales=str(c.gross_sales))
 
 
-def filing_message(rec: FilingRecord) -> pb.Filing:
+def filing_message(rec: FilingRecord, currency: str) -> pb.Filing:
+    """``rec`` as the API shows it; ``currency``: the return's (the organization's filing currency)."""
     ret = service.return_from_json(rec)
     msg = pb.Filing(
         id=rec.id, jurisdiction=rec.jurisdiction, period_start=rec.period_start.isoformat(),
@@ -87,7 +87,7 @@ def filing_message(rec: FilingRecord) -> pb.Filing:
     totals_message(ret.totals, msg.totals)
     _held(ret.held_off, msg.held_transactions)
     _tax_only(ret.tax_only_allocations, msg.tax_only_allocations)
-    msg.currency = filing_currency()
+    msg.currency = currency
     _marketplace(ret.marketplace, msg.marketplace_transactions)
     _converted(ret.converted, msg.converted_transactions)
     msg.created_at.FromDatetime(rec.created_at)
@@ -104,7 +104,8 @@ async def create_filing(req: pb.CreateFilingRequest, ctx: CallContext) -> pb.Fil
             conn, ctx.organization_id, optional(f, "jurisdiction"), optional(f, "period_start"), optional(f, "period_end"),
             optional(f, "status"),
         )
-    return filing_message(rec)
+        currency = await service.returns_currency(conn, ctx.organization_id)
+    return filing_message(rec, currency)
 
 
 @handles("levy.v1.FilingService.UpdateFiling")
@@ -114,13 +115,15 @@ async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Fil
     others = [n for n in present if n != "status"]
     async with ctx.uow(write=True) as conn:
         rec = await service.update_filing(conn, ctx.organization_id, req.filing_id, optional(f, "status"), others)
-    return filing_message(rec)
+        currency = await service.returns_currency(conn, ctx.organization_id)
+    return filing_message(rec, currency)
 
 
 @handles("levy.v1.FilingService.GetFiling")
 async def get_filing(req: pb.GetFilingRequest, ctx: CallContext) -> pb.Filing:
     async with ctx.uow() as conn:
-        return filing_message(await service.get_filing(conn, ctx.organization_id, req.filing_id))
+        rec = await service.get_filing(conn, ctx.organization_id, req.filing_id)
+        return filing_message(rec, await service.returns_currency(conn, ctx.organization_id))
 
 
 @handles("levy.v1.FilingService.ListFilings")
@@ -128,7 +131,8 @@ async def list_filings(req: pb.ListFilingsRequest, ctx: CallContext) -> pb.ListF
     page = page_of(req)
     async with ctx.uow() as conn:
         records, has_more = await service.store.list_filings(conn, ctx.organization_id, page.limit, page.starting_after)
-    return pb.ListFilingsResponse(data=[filing_message(r) for r in records], has_more=has_more)
+        currency = await service.returns_currency(conn, ctx.organization_id)
+    return pb.ListFilingsResponse(data=[filing_message(r, currency) for r in records], has_more=has_more)
 
 
 def entry_message(e: ReturnEntry, out: pb.ReturnTransaction) -> pb.ReturnTransaction:
@@ -182,7 +186,7 @@ def liability_message(report: LiabilityReport) -> pb.LiabilityReport:
         _marketplace(s.marketplace, msg.marketplace_transactions)
         _converted(s.converted, msg.converted_transactions)
     _held(held, msg.held_transactions)
-    msg.currency = filing_currency()
+    msg.currency = report.currency
     return msg
 
 

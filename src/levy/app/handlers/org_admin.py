@@ -18,7 +18,7 @@ from levy.store.keys import ApiKeyRecord
 from levy.store.organization import OrganizationView, RegistrationRecord
 from levy.v1 import organization_pb2 as pb
 
-_SETTINGS_FIELDS = ("name", "default_tax_codes", "exemption_management", "certificate_treatment")
+_SETTINGS_FIELDS = ("name", "default_tax_codes", "exemption_management", "certificate_treatment", "filing_currencies")
 
 
 def _settings(view: OrganizationView) -> pb.OrganizationSettings:
@@ -28,6 +28,7 @@ def _settings(view: OrganizationView) -> pb.OrganizationSettings:
         default_tax_codes=list(view.settings.default_tax_codes),
         exemption_management=view.settings.exemption_management,
         certificate_treatment=view.settings.certificate_treatment,
+        filing_currencies=view.settings.filing_currency_map(),
     )
     set_time(out.updated_at, view.updated_at)
     return out
@@ -46,6 +47,8 @@ async def update_settings(req: pb.UpdateOrganizationSettingsRequest, ctx: CallCo
     for name in present_fields(body, req.update_mask.paths, _SETTINGS_FIELDS, "organization settings"):
         if name == "default_tax_codes":
             changes[name] = list(body.default_tax_codes)
+        elif name == "filing_currencies":
+            changes[name] = dict(body.filing_currencies)
         else:
             changes[name] = optional(body, name)
     async with ctx.uow(write=True) as conn:

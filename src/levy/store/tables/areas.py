@@ -63,6 +63,9 @@ organization_settings = Table(
     # certificate_only | certificate_and_product_tax_code
     Column("certificate_treatment", String(40), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
+    # JSON object country -> ISO 4217: the organization's own filing currencies (those that differ
+    # from the defaults of levy/data/currency/filing_currencies.json); NULL when none.
+    Column("filing_currencies", Text(), nullable=True),
 )
 
 customers = Table(
