@@ -595,7 +595,8 @@ class CalculatedLineItem(_message.Message):
     local jurisdictions, first match wins: `address` (a street range matched
     `line1`), `zip4` (a ZIP+4 range), `city` (the address city among the
     ZIP's candidates), `zip5` (the ZIP's default candidate) or `state`
-    (state-level only). Empty for collected-tax lines. Each tax row's
+    (state-level only); outside the US `country` or `province` (a Canadian
+    province, docs/international.md). Empty for collected-tax lines. Each tax row's
     `detail` says the same in words.
     """
     sourcing: _builtins.str

@@ -15,9 +15,11 @@ from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import MAX_AMOUNT, allocate, currency_exponent, mul_round, range_errors, round_half_up
 from levy.domain.tax.calc_errors import combine_errors, sales_tax_error
 from levy.domain.tax.holidays import HolidayMatch, Holidays
+from levy.domain.tax.international import ReverseCharge, reverse_charge
 from levy.domain.tax.item_rules import NO_ITEM_RULES, Band, ItemRules, banded, delivery_counted, delivery_rows
 from levy.domain.tax.model import (
     CalculationInput,
+    ExemptReason,
     CalculationResult,
     CustomerExemption,
     DiscountResult,
@@ -268,7 +270,7 @@ def _validate(
                 errors.append(e)
                 continue
             dest = resolutions[-1]
-            if dest is not None and sourcing is not None:
+            if dest is not None and sourcing is not None and dest.place is None:  # outside the US: destination
                 sourced[len(resolutions) - 1] = source(dest, origin, sourcing, on, line.ship_from_label)
     return errors, resolutions, sourced
 
@@ -355,9 +357,12 @@ def calculate(
         how = sourced[idx]
         if how is not None:
             res = how.resolution
-        holiday = holidays.find(res.state, line.category, net, line.quantity, on) if holidays is not None else None
-        plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
-                          how.detail if how is not None else "", holiday)
+        if res.place is not None:  # outside the US (issue 34)
+            plan = _international_plan(line, res, registered, settings, inp.include_unregistered, on)
+        else:
+            holiday = holidays.find(res.state, line.category, net, line.quantity, on) if holidays is not None else None
+            plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
+                              how.detail if how is not None else "", holiday)
         if line.inclusive:
             # Amounts before tax: the price (net) and the amount before discounts less the tax it includes.
             # Single-article bands and delivery counted toward a threshold apply to tax-exclusive lines only.
@@ -493,8 +498,9 @@ def _line_rows(
         if type(entry) is TaxRow:
             rows.append(entry)
             continue
-        j, is_reg, detail = entry  # type: ignore[misc]
+        j, is_reg, detail, *named = entry  # type: ignore[misc]
         assert rule is not None
+        name, tax_type = named if named else (rule.name, "sales_tax")
         base, rate, tax, reason = _taxed(rule, j, net, quantity, counted)
         if counts:
             detail = f"{detail}; the threshold compares the price plus the item's share of delivery ({counted} of delivery)"
@@ -503,7 +509,7 @@ def _line_rows(
             gross_base, _, before, _ = _taxed(rule, j, gross, quantity, counted)
         else:
             before = tax
-        row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
+        row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, name, detail, tax_type, reason,
                      before, j.sourcing)
         if bands:  # single-article bands (item rules): the row capped, rows added
             for banded_row in banded(bands, row, gross_base, quantity):
@@ -536,9 +542,10 @@ def _inclusive_line_rows(
         if type(entry) is TaxRow:
             rows.append(entry)
             continue
-        j, is_reg, detail = entry  # type: ignore[misc]
+        j, is_reg, detail, *named = entry  # type: ignore[misc]
+        name, tax_type = named if named else (rule.name, "sales_tax")
         base, rate, tax, reason = figures[k]
-        rows.append(TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
+        rows.append(TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, name, detail, tax_type, reason,
                            before[k][2], j.sourcing))
         k += 1
     tax = sum(f[2] for f in figures)
@@ -551,3 +558,57 @@ def _no_tax_name(j: JurisdictionRate) -> str:
 
 def _state_name(j: JurisdictionRate) -> str:
     return j.name if j.type == "state" else f"{j.state} ({j.name})"
+
+
+# Outside the US each row carries its own rate (the level's category rate) and is taxed whole.
+_INTERNATIONAL_RULE = Rule("", "", frozenset(), "taxable", "", "", date.min, local="taxable")
+_NO_REVERSE_CHARGE = ReverseCharge(False)
+
+
+def _international_plan(
+    line: LineInput,
+    res: Resolution,
+    registered: frozenset[str],
+    settings: ExemptionSettings,
+    include_unregistered: bool,
+    on: date,
+) -> tuple[Rule | None, tuple[object, ...]]:
+    """:func:`_line_plan` of a line outside the US (issue 34, :mod:`levy.domain.tax.international`):
+    per tax level, in this order, a reverse charge (a valid business tax id of the destination),
+    not registered (no registration covers the level: its own code, or ``EU-OSS`` in the EU),
+    a customer's exemption override, an exempt category, else taxed at the category's rate (the
+    standard rate when no category rule covers the line). Taxed entries carry their rule name and
+    tax type (``vat``, ``gst``, ``hst``, ``pst``, ``qst``)."""
+    place = res.place
+    assert place is not None
+    charge = reverse_charge(place.country, line.tax_ids) if line.tax_ids else _NO_REVERSE_CHARGE
+    words = [res.how, *res.details, *([charge.detail] if charge.detail else []),
+             *([line.customer_detail] if line.customer_detail else [])]
+    detail = "; ".join(words)
+    exempt = line.exemption is not None and settings.exemption_management and line.exemption.exempt
+    entries: list[object] = []
+    for j, level in zip(res.rows, place.levels, strict=True):
+        is_reg = not registered.isdisjoint(level.covered_by)
+        category = level.category_on(line.category, on)
+
+        def row(name: str, reason: ExemptReason, more: str = "") -> TaxRow:
+            return TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, name, detail + more, level.tax_type,  # noqa: B023
+                          exempt_reason=reason)  # noqa: B023
+
+        if charge.applies:
+            entries.append(row(charge.rule_name, "reverse_charge"))
+        elif not is_reg and not include_unregistered:
+            covers = " or ".join(sorted(level.covered_by))
+            entries.append(row(f"Seller not registered for {j.name} {level.tax_name} ({covers}): no tax collected",
+                               "unregistered"))
+        elif exempt:
+            entries.append(row("Exempt: customer exemption override", "exemption_certificate"))
+        elif category is not None and category.rate is None:
+            entries.append(row(f"{level.tax_name} exempt: {category.name}", "non_taxable_product",
+                               f"; {category.source}"))
+        elif category is not None:
+            entries.append((replace(j, rate=category.rate), is_reg, f"{detail}; {category.source}",
+                            f"{level.tax_name} {category.name}", level.tax_type))
+        else:
+            entries.append((j, is_reg, f"{detail}; {j.source}", f"{level.tax_name} standard rate", level.tax_type))
+    return _INTERNATIONAL_RULE, tuple(entries)
