@@ -20,7 +20,16 @@ from levy.domain.money import currency_exponent, mul_round
 
 #: The filing currency of each country an organization files in (the documented default of the
 #: organization's per-country setting): a US return is in US dollars.
-FILING_CURRENCY: Mapping[str, str] = {"US": "USD"}
+FILING_CURRENCY: Mapping[str, str] = {
+    "US": "USD",
+    # Outside the US (issue 34; their returns are not built yet, docs/international.md): the OSS return
+    # is made out in euro (VAT Directive 2006/112/EC Art. 369h, Union scheme; Art. 366, non-Union
+    # scheme); a national VAT, GST or HST return in the country's currency.
+    "EU-OSS": "EUR", "GB": "GBP", "CA": "CAD", "AU": "AUD",
+    **dict.fromkeys(("AT", "BE", "BG", "HR", "CY", "EE", "FI", "FR", "DE", "GR", "IE", "IT", "LV", "LT", "LU",
+                     "MT", "NL", "PT", "SK", "SI", "ES"), "EUR"),
+    "CZ": "CZK", "DK": "DKK", "HU": "HUF", "PL": "PLN", "RO": "RON", "SE": "SEK",
+}
 
 #: How far back a transaction date looks for a published reference rate: the ECB publishes on
 #: TARGET business days only, so a Saturday, Sunday or holiday (Easter: four days) takes the
