@@ -5,6 +5,7 @@ Engine figures through a real server are in tests/api/test_international_api.py;
 
 from __future__ import annotations
 
+import itertools
 from datetime import date
 from decimal import Decimal
 
@@ -40,7 +41,7 @@ def test_every_rate_and_category_rate_is_dated_and_sourced() -> None:
         assert all(c.source and c.codes for c in lv.categories), lv.code
         # Periods do not overlap: at most one standard rate on any day.
         ordered = sorted(lv.rates, key=lambda r: r.effective_from)
-        for a, b in zip(ordered, ordered[1:]):
+        for a, b in itertools.pairwise(ordered):
             assert a.effective_to is not None and a.effective_to < b.effective_from, lv.code
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from fractions import Fraction
+from functools import partial
 
 from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import MAX_AMOUNT, allocate, currency_exponent, mul_round, range_errors, round_half_up
@@ -19,11 +20,11 @@ from levy.domain.tax.international import ReverseCharge, reverse_charge
 from levy.domain.tax.item_rules import NO_ITEM_RULES, Band, ItemRules, banded, delivery_counted, delivery_rows
 from levy.domain.tax.model import (
     CalculationInput,
-    ExemptReason,
     CalculationResult,
     CustomerExemption,
     DiscountResult,
     ExemptionSettings,
+    ExemptReason,
     LineInput,
     LineResult,
     Registration,
@@ -590,10 +591,7 @@ def _international_plan(
     for j, level in zip(res.rows, place.levels, strict=True):
         is_reg = not registered.isdisjoint(level.covered_by)
         category = level.category_on(line.category, on)
-
-        def row(name: str, reason: ExemptReason, more: str = "") -> TaxRow:
-            return TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, name, detail + more, level.tax_type,  # noqa: B023
-                          exempt_reason=reason)  # noqa: B023
+        row = partial(_untaxed_row, j, level.tax_type, is_reg, detail)
 
         if charge.applies:
             entries.append(row(charge.rule_name, "reverse_charge"))
@@ -612,3 +610,9 @@ def _international_plan(
         else:
             entries.append((j, is_reg, f"{detail}; {j.source}", f"{level.tax_name} standard rate", level.tax_type))
     return _INTERNATIONAL_RULE, tuple(entries)
+
+
+def _untaxed_row(j: JurisdictionRate, tax_type: str, is_reg: bool, detail: str, name: str, reason: ExemptReason,
+                 more: str = "") -> TaxRow:
+    """A row of a line outside the US that taxes nothing (:func:`_international_plan`)."""
+    return TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, name, detail + more, tax_type, exempt_reason=reason)

@@ -132,16 +132,16 @@ class ReverseCharge:
 
 
 # Reverse-charge rules by tax id type: (the countries it is for, the rule's name).
+_CA_RULE = ("Not collected: supply to a GST/HST registrant who gave its registration number "
+            "(Excise Tax Act Part IX, Division II, Subdivision E: simplified registration)")
 REVERSE_CHARGE_RULES: dict[str, tuple[str, str]] = {
-    "eu_vat": ("EU", "Reverse charge: VAT Directive 2006/112/EC Art. 196 (the customer, a taxable person "
-                     "identified for VAT, accounts for the VAT; place of supply Art. 44)"),
+    "eu_vat": ("EU", ("Reverse charge: VAT Directive 2006/112/EC Art. 196 (the customer, a taxable person "
+                      "identified for VAT, accounts for the VAT; place of supply Art. 44)")),
     "gb_vat": ("GB", "Reverse charge: Value Added Tax Act 1994 s. 8 (the UK business customer accounts for the VAT)"),
-    "ca_gst_hst": ("CA", "Not collected: supply to a GST/HST registrant who gave its registration number "
-                         "(Excise Tax Act Part IX, Division II, Subdivision E: simplified registration)"),
-    "ca_bn": ("CA", "Not collected: supply to a GST/HST registrant who gave its registration number "
-                    "(Excise Tax Act Part IX, Division II, Subdivision E: simplified registration)"),
-    "au_abn": ("AU", "Reverse charge: not an inbound intangible consumer supply, the GST-registered "
-                     "Australian business accounts for the GST (GST Act 1999 s. 84-65 and Division 84)"),
+    "ca_gst_hst": ("CA", _CA_RULE),
+    "ca_bn": ("CA", _CA_RULE),
+    "au_abn": ("AU", ("Reverse charge: not an inbound intangible consumer supply, the GST-registered "
+                      "Australian business accounts for the GST (GST Act 1999 s. 84-65 and Division 84)")),
 }
 
 
