@@ -92,6 +92,8 @@ def test_places_and_their_errors() -> None:
     assert [lv.code for lv in place.levels] == ["CA", "CA-PR-QC"]
     assert [lv.tax_type for lv in INTL.place("CA", "ON", "M5H 2N2", "/a").levels] == ["hst"]
     assert [lv.code for lv in INTL.place("IE", None, "d02 x285", "/a").levels] == ["IE"]  # case-insensitive
+    # Outside Canada the state is not looked at (a UK county, a German Land by name).
+    assert [lv.code for lv in INTL.place("GB", "Greater London", "SW1A 1AA", "/a").levels] == ["GB"]
     with pytest.raises(ValidationFailed) as e:
         INTL.place("CA", None, None, "/a")
     assert sorted(i.pointer for i in e.value.items) == ["/a/postal_code", "/a/state"]

@@ -256,6 +256,8 @@ def _subdivision(country: Country, state: str | None, pointer: str, errors: list
     import pycountry
 
     given = (state or "").strip().upper()
+    if not country.subdivisions:  # no tax of its own below the country: a state or county is not looked at
+        return None
     if not given:
         if country.subdivision_required:
             errors.append(ValidationFailed(f"An address in {country.name} needs its province or territory "
