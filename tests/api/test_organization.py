@@ -220,8 +220,8 @@ def test_rest_registrations_create_list_delete(admin_http: httpx.Client) -> None
 @pytest.mark.parametrize("body, pointer, fragment", [
     ({"jurisdiction": "us-st-ca", "effective_from": "2024-01-01"}, "/jurisdiction", "upper-case"),
     ({"jurisdiction": "US-ST-XX", "effective_from": "2024-01-01"}, "/jurisdiction", "not a US state"),
-    ({"jurisdiction": "CA", "effective_from": "2024-01-01"}, "/jurisdiction", "not a jurisdiction code"),
-    ({"jurisdiction": "DE-ST-BY", "effective_from": "2024-01-01"}, "/jurisdiction", "only US"),
+    ({"jurisdiction": "NY", "effective_from": "2024-01-01"}, "/jurisdiction", "not a jurisdiction code"),
+    ({"jurisdiction": "DE-ST-BY", "effective_from": "2024-01-01"}, "/jurisdiction", "outside the US only"),
     ({"jurisdiction": "US-ZZ-CA", "effective_from": "2024-01-01"}, "/jurisdiction", "unknown level"),
     ({"jurisdiction": "US-CO-NY", "effective_from": "2024-01-01"}, "/jurisdiction", "names the place"),
     ({"jurisdiction": "US-ST-CA-LOCAL", "effective_from": "2024-01-01"}, "/jurisdiction", "no suffix"),

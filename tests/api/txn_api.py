@@ -20,7 +20,7 @@ from levy.v1 import transactions_pb2 as pb
 from levy.v1 import transactions_pb2_grpc as pbg
 
 D = "2026-03-15T12:00:00Z"
-RESOLUTIONS = ("address", "zip4", "city", "zip5", "state")
+RESOLUTIONS = ("address", "zip4", "city", "zip5", "state", "country", "province")
 
 
 def assert_resolved(out: dict[str, Any]) -> dict[str, Any]:

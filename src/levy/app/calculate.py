@@ -35,6 +35,7 @@ from levy.domain.tax.model import (
     ExemptionSettings,
     LineInput,
     Registration,
+    TaxId,
 )
 from levy.domain.transactions import check_transaction_date
 from levy.rates.builtin import load_holidays, load_item_rules, load_sourcing, load_taxability
@@ -303,6 +304,7 @@ def _line(
     customer = li.customer
     if customer.HasField("address"):
         address = _address(customer.address)
+    tax_ids = _tax_ids(customer.tax_ids, f"{p}/customer/tax_ids", errs) if customer.tax_ids else ()
     match = line_rules.CustomerMatch()
     if customer.HasField("preset"):
         cp = customer.preset
@@ -325,7 +327,22 @@ def _line(
         raise ValidationFailed.many(errs)  # type: ignore[arg-type]
     return LineInput(li.id, quantity, unit_price, sold.category, sold.attributes, sold.is_sales_tax,
                      sold.marked_product, sold.sales_tax_violation, address, tuple(discounts), line_discount,
-                     line_vendor, match.exemption, match.detail, p, *ship_from, inclusive=inclusive)
+                     line_vendor, match.exemption, match.detail, p, *ship_from, inclusive=inclusive,
+                     tax_ids=tax_ids)
+
+
+def _tax_ids(items: Any, pointer: str, errs: list[LevyError]) -> tuple[TaxId, ...]:
+    """The customer's ``tax_ids`` (spec 2.5): each needs a type and a value (422 at the missing one);
+    whether an id is valid is the engine's to say (a malformed id earns no reverse charge)."""
+    out: list[TaxId] = []
+    for j, t in enumerate(items):
+        missing = [name for name in ("type", "value") if not getattr(t, name).strip()]
+        for name in missing:
+            errs.append(ValidationFailed(f"A tax id needs its {name} (for example type 'eu_vat', value 'DE136695976').",
+                                         pointer=f"{pointer}/{j}/{name}", type="missing"))
+        if not missing:
+            out.append(TaxId(t.type.strip(), t.value, t.country.strip().upper() or None))
+    return tuple(out)
 
 
 def _address(a: Any) -> Address:

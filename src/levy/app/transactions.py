@@ -257,13 +257,16 @@ def attribute(ctx: CallContext, computed: Computed, total: int) -> tuple[tuple[t
     on = computed.on
     registered = set(computed.registered_codes())
     state_of: dict[str, str] = {}
+    covers: dict[str, frozenset[str]] = {}
     reached: list[list[str] | None] = []
     for tl in computed.collected_lines:
         if tl.line.address is None:
             reached.append(None)
             continue
         resolution = rates.resolve(tl.line.address, on, tl.pointer)
-        if tl.line.ship_from is not None:  # the jurisdictions the state's sourcing rule picks (issue 19)
+        if resolution.place is not None:  # outside the US (issue 34): the registrations that cover each level
+            covers.update((level.code, level.covered_by) for level in resolution.place.levels)
+        elif tl.line.ship_from is not None:  # the jurisdictions the state's sourcing rule picks (issue 19)
             origin = rates.resolve(tl.line.ship_from, on, tl.pointer, tl.line.ship_from_pointer)
             sourced = source(resolution, origin, load_sourcing(), on, tl.line.ship_from_label)
             if sourced is not None:
@@ -275,7 +278,8 @@ def attribute(ctx: CallContext, computed: Computed, total: int) -> tuple[tuple[t
         reached.append(codes)
 
     def is_registered(code: str) -> bool:
-        return code in registered or f"US-ST-{state_of.get(code, '')}" in registered
+        return (code in registered or f"US-ST-{state_of.get(code, '')}" in registered
+                or not registered.isdisjoint(covers.get(code, ())))
 
     result = attribute_tax_only(total, reached, is_registered)
     return result.allocations, result.held_off_reason

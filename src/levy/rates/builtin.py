@@ -74,7 +74,7 @@ def builtin_rate_table(records=()) -> RateTable:  # type: ignore[no-untyped-def]
     """A RateTable of the built-in state data, the ZIP directory and imported ``records``
     (LocalRecord, or ZipRateRow read as estimated records), oldest import first; an
     official level replaces what it includes (``level_inclusions.json``)."""
-    return RateTable.build(load_states(), records, zip_directory(), load_level_inclusions())
+    return RateTable.build(load_states(), records, zip_directory(), load_level_inclusions(), load_international())
 
 
 @lru_cache(maxsize=1)
@@ -288,3 +288,46 @@ def zip_counties(state: str) -> dict[str, tuple[str, ...]]:
     """ZIP -> its counties (primary first) for the ZIPs of ``state`` in the ZIP
     directory. The directory knows one county per ZIP, so one county each."""
     return {z: (p.county,) for z, p in zip_directory().items() if p.state == state and p.county}
+
+
+@lru_cache(maxsize=1)
+def load_international():  # type: ignore[no-untyped-def]
+    """VAT and GST outside the US (issue 34): ``international/eu.json`` and ``international/other.json``."""
+    import re
+
+    from levy.domain.tax.international import (
+        EU_OSS,
+        CategoryRate,
+        Country,
+        International,
+        Subdivision,
+        TaxLevel,
+    )
+
+    def rates(rows: list[dict[str, Any]]) -> tuple[DatedRate, ...]:
+        return tuple(DatedRate(Decimal(r["rate"]), _d(r["effective_from"]), _d(r.get("effective_to")), r["source"])  # type: ignore[arg-type]
+                     for r in rows)
+
+    def categories(rows: list[dict[str, Any]]) -> tuple[CategoryRate, ...]:
+        return tuple(CategoryRate(tuple(c["codes"]), c["name"], DatedRate(
+            Decimal(c["rate"] or 0), _d(c["effective_from"]), _d(c.get("effective_to")), c["source"]),  # type: ignore[arg-type]
+            c["rate"] is None) for c in rows)
+
+    def level(e: dict[str, Any], covered_by: frozenset[str]) -> TaxLevel:
+        return TaxLevel(e["code"], e["name"], e["type"], e["tax_type"], e["tax_name"], rates(e["rates"]),
+                        categories([*e.get("categories", []), *common]), covered_by | {e["code"]})
+
+    countries = []
+    files = [_read_json("international", name) for name in ("eu.json", "other.json")]
+    common = [c for f in files for c in f.get("common_categories", ())]  # on every level
+    for f in files:
+        for code, e in f["countries"].items():
+            union = e.get("union")
+            covered = frozenset({EU_OSS}) if union == "EU" else frozenset()
+            own = level({**e, "code": code, "type": "country"}, covered)
+            subs = {s: Subdivision(v["name"], tuple(level(x, covered) for x in v["levels"]), v.get("replaces_country", False))
+                    for s, v in e.get("subdivisions", {}).items()}
+            postal = re.compile(e["postal_code"]) if e.get("postal_code") else None
+            countries.append(Country(code, e["name"], union, (own,), postal, tuple(e.get("tax_id_types", ())), subs,
+                                     e.get("subdivision_required", False)))
+    return International(countries)

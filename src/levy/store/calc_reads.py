@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from levy.domain.jurisdictions import INTERNATIONAL
 from levy.domain.settings import DEFAULTS, OrganizationSettings
 from levy.domain.tax.model import Certificate, CustomerExemption, Registration
 from levy.store.settings import filing_currencies_from_json
@@ -43,6 +44,13 @@ def jurisdiction_code(value: str) -> str:
     """Stored jurisdictions are ``US-ST-CA`` style; a bare state code ``CA`` means its state."""
     value = value.strip().upper()
     return f"US-ST-{value}" if len(value) == 2 and value.isalpha() else value
+
+
+def registration_code(value: str) -> str:
+    """A stored registration's jurisdiction: a country code (``DE``, ``CA``: issue 34) as stored, else
+    as :func:`jurisdiction_code` reads it."""
+    value = value.strip().upper()
+    return value if value in INTERNATIONAL else jurisdiction_code(value)
 
 
 async def products_by_id(conn: AsyncConnection, organization_id: str, ids: Iterable[str]) -> dict[str, ProductRow]:
@@ -160,7 +168,7 @@ async def settings_and_registrations(
         else DEFAULTS
     )
     regs = tuple(
-        Registration(jurisdiction_code(x.jurisdiction), x.effective_from, x.effective_to)
+        Registration(registration_code(x.jurisdiction), x.effective_from, x.effective_to)
         for x in rows
         if x.jurisdiction is not None
     )

@@ -211,11 +211,11 @@ def test_every_row_says_how_and_the_line_its_level(table: RateTable, rules) -> N
 
 def test_outside_the_us_is_state_level_with_the_country_note(table: RateTable, rules) -> None:  # type: ignore[no-untyped-def]
     line = LineInput(id="1", quantity=Decimal(1), unit_price=10000, category="GENERAL.TANGIBLE.GOODS",
-                     attributes=(), address=Address(country="DE", postal_code="10115"), pointer="/line_items/0")
+                     attributes=(), address=Address(country="CH", postal_code="8001"), pointer="/line_items/0")
     [li] = calculate(CalculationInput(lines=(line,), transaction_date=D), table, rules, REG_ALL).lines
     assert li.resolution == "state" and li.tax_amount == 0
     assert [t.detail for t in li.taxes] == [
-        "country 'DE' not supported yet: only US sales tax is calculated (international VAT comes later)"]
+        "country 'CH' not supported yet: Levy calculates US sales tax, and VAT or GST in the EU, GB, CA and AU"]
 
 
 def test_overlapping_zip4_ranges_best_first() -> None:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from fractions import Fraction
+from functools import partial
 
 from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import (
@@ -22,6 +23,7 @@ from levy.domain.money import (
 )
 from levy.domain.tax.calc_errors import combine_errors, sales_tax_error
 from levy.domain.tax.holidays import HolidayMatch, Holidays
+from levy.domain.tax.international import ReverseCharge, reverse_charge
 from levy.domain.tax.item_rules import (
     NO_ITEM_RULES,
     Band,
@@ -37,6 +39,7 @@ from levy.domain.tax.model import (
     CustomerExemption,
     DiscountResult,
     ExemptionSettings,
+    ExemptReason,
     LineInput,
     LineResult,
     Registration,
@@ -331,7 +334,7 @@ def _validate(
                 errors.append(e)
                 continue
             dest = resolutions[-1]
-            if dest is not None and sourcing is not None:
+            if dest is not None and sourcing is not None and dest.place is None:  # outside the US: destination
                 sourced[len(resolutions) - 1] = source(dest, origin, sourcing, on, line.ship_from_label)
     return errors, resolutions, sourced
 
@@ -419,9 +422,12 @@ def calculate(
         how = sourced[idx]
         if how is not None:
             res = how.resolution
-        holiday = holidays.find(res.state, line.category, net, line.quantity, on) if holidays is not None else None
-        plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
-                          how.detail if how is not None else "", holiday)
+        if res.place is not None:  # outside the US (issue 34)
+            plan = _international_plan(line, res, registered, settings, inp.include_unregistered, on)
+        else:
+            holiday = holidays.find(res.state, line.category, net, line.quantity, on) if holidays is not None else None
+            plan = _line_plan(line, res, rules, registered, settings, inp.include_unregistered, on,
+                              how.detail if how is not None else "", holiday)
         bands = items.bands_for(res.state, line.category, on) if res.state in band_states else ()
         extra = 0
         if has_charges and plan[0] is not None and plan[0].threshold_counts == "price_and_delivery":
@@ -563,8 +569,9 @@ def _line_rows(
         if type(entry) is TaxRow:
             rows.append(entry)
             continue
-        j, is_reg, detail = entry  # type: ignore[misc]
+        j, is_reg, detail, *named = entry  # type: ignore[misc]
         assert rule is not None
+        name, tax_type = named if named else (rule.name, "sales_tax")
         base, rate, tax, reason = _taxed(rule, j, net, quantity, counted)
         if counts:
             detail = f"{detail}; the threshold compares the price plus the item's share of delivery ({counted} of delivery)"
@@ -573,7 +580,7 @@ def _line_rows(
             gross_base, _, before, _ = _taxed(rule, j, gross, quantity, counted)
         else:
             before = tax
-        row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
+        row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, name, detail, tax_type, reason,
                      before, j.sourcing)
         if bands:  # single-article bands (item rules): the row capped, rows added
             for banded_row in banded(bands, row, gross_base, quantity):
@@ -588,7 +595,8 @@ def _line_rows(
 
 
 def _inclusive_split(
-    rule: Rule, taxed: Sequence[tuple[JurisdictionRate, bool, str]], amount: int, quantity: Decimal,
+    rule: Rule, taxed: Sequence[tuple[JurisdictionRate, bool, str] | tuple[JurisdictionRate, bool, str, str, str]],
+    amount: int, quantity: Decimal,
     bands: tuple[Band, ...] = (), counted: int = 0, share: DeliveryShare | None = None,
 ) -> tuple[int, list[TaxRow], list[int]]:
     """A tax-inclusive ``amount`` (not negative) split into its price before tax P, the rows of
@@ -602,11 +610,12 @@ def _inclusive_split(
     counts = counted > 0 and rule.threshold_counts == "price_and_delivery"
     rows: list[TaxRow] = []
     sizes: list[int] = []
-    for (j, is_reg, detail), t in zip(taxed, terms):
+    for (j, is_reg, detail, *named), t in zip(taxed, terms):
+        name, tax_type = named if named else (rule.name, "sales_tax")
         base, rate, tax, reason = _apply(t, price)
         if counts:
             detail = f"{detail}; the threshold compares the price plus the item's share of delivery ({counted} of delivery)"
-        row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, rule.name, detail, "sales_tax", reason,
+        row = TaxRow(j.code, j.name, j.type, rate, base, tax, is_reg, name, detail, tax_type, reason,
                      tax, j.sourcing)
         shaped = banded(bands, row, base, quantity) if bands else [row]
         rows.extend(shaped if share is None else [share.reshape(r) for r in shaped])
@@ -653,3 +662,60 @@ def _no_tax_name(j: JurisdictionRate) -> str:
 
 def _state_name(j: JurisdictionRate) -> str:
     return j.name if j.type == "state" else f"{j.state} ({j.name})"
+
+
+# Outside the US each row carries its own rate (the level's category rate) and is taxed whole.
+_INTERNATIONAL_RULE = Rule("", "", frozenset(), "taxable", "", "", date.min, local="taxable")
+_NO_REVERSE_CHARGE = ReverseCharge(False)
+
+
+def _international_plan(
+    line: LineInput,
+    res: Resolution,
+    registered: frozenset[str],
+    settings: ExemptionSettings,
+    include_unregistered: bool,
+    on: date,
+) -> tuple[Rule | None, tuple[object, ...]]:
+    """:func:`_line_plan` of a line outside the US (issue 34, :mod:`levy.domain.tax.international`):
+    per tax level, in this order, a reverse charge (a valid business tax id of the destination),
+    not registered (no registration covers the level: its own code, or ``EU-OSS`` in the EU),
+    a customer's exemption override, an exempt category, else taxed at the category's rate (the
+    standard rate when no category rule covers the line). Taxed entries carry their rule name and
+    tax type (``vat``, ``gst``, ``hst``, ``pst``, ``qst``)."""
+    place = res.place
+    assert place is not None
+    charge = reverse_charge(place.country, line.tax_ids) if line.tax_ids else _NO_REVERSE_CHARGE
+    words = [res.how, *res.details, *([charge.detail] if charge.detail else []),
+             *([line.customer_detail] if line.customer_detail else [])]
+    detail = "; ".join(words)
+    exempt = line.exemption is not None and settings.exemption_management and line.exemption.exempt
+    entries: list[object] = []
+    for j, level in zip(res.rows, place.levels, strict=True):
+        is_reg = not registered.isdisjoint(level.covered_by)
+        category = level.category_on(line.category, on)
+        row = partial(_untaxed_row, j, level.tax_type, is_reg, detail)
+
+        if charge.applies:
+            entries.append(row(charge.rule_name, "reverse_charge"))
+        elif not is_reg and not include_unregistered:
+            covers = " or ".join(sorted(level.covered_by))
+            entries.append(row(f"Seller not registered for {j.name} {level.tax_name} ({covers}): no tax collected",
+                               "unregistered"))
+        elif exempt:
+            entries.append(row("Exempt: customer exemption override", "exemption_certificate"))
+        elif category is not None and category.rate is None:
+            entries.append(row(f"{level.tax_name} exempt: {category.name}", "non_taxable_product",
+                               f"; {category.source}"))
+        elif category is not None:
+            entries.append((replace(j, rate=category.rate), is_reg, f"{detail}; {category.source}",
+                            f"{level.tax_name} {category.name}", level.tax_type))
+        else:
+            entries.append((j, is_reg, f"{detail}; {j.source}", f"{level.tax_name} standard rate", level.tax_type))
+    return _INTERNATIONAL_RULE, tuple(entries)
+
+
+def _untaxed_row(j: JurisdictionRate, tax_type: str, is_reg: bool, detail: str, name: str, reason: ExemptReason,
+                 more: str = "") -> TaxRow:
+    """A row of a line outside the US that taxes nothing (:func:`_international_plan`)."""
+    return TaxRow(j.code, j.name, j.type, _ZERO, 0, 0, is_reg, name, detail + more, tax_type, exempt_reason=reason)

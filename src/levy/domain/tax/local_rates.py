@@ -50,8 +50,8 @@ from levy.domain.tax.model import JurisdictionType
 SourceKind = Literal["official_address", "official_zip", "estimated"]
 SOURCE_PRECEDENCE: dict[str, int] = {"official_address": 3, "official_zip": 2, "estimated": 1}
 
-ResolutionLevel = Literal["address", "zip4", "city", "zip5", "state"]
-RESOLUTION_LEVELS: tuple[str, ...] = ("address", "zip4", "city", "zip5", "state")
+ResolutionLevel = Literal["address", "zip4", "city", "zip5", "state", "country", "province"]  # the last two: outside the US (issue 34)
+RESOLUTION_LEVELS: tuple[str, ...] = ("address", "zip4", "city", "zip5", "state", "country", "province")
 
 
 @dataclass(frozen=True, slots=True)

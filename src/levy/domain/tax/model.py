@@ -9,8 +9,8 @@ from typing import Literal
 from levy.domain.periods import within
 from levy.domain.values import value
 
-JurisdictionType = Literal["state", "county", "city", "special"]
-ExemptReason = Literal["exemption_certificate", "resale", "non_taxable_product", "unregistered", "no_tax"]
+JurisdictionType = Literal["state", "county", "city", "special", "country", "province"]
+ExemptReason = Literal["exemption_certificate", "resale", "non_taxable_product", "unregistered", "no_tax", "reverse_charge"]
 CertificateTreatment = Literal["certificate_only", "certificate_and_product_tax_code"]
 
 SALES_TAX_CODE = "SALES_TAX"
@@ -73,6 +73,15 @@ class Discount:
     amount: int
 
 
+@dataclass(frozen=True, slots=True)
+class TaxId:
+    """A customer's tax id as sent (spec 2.5 ``tax_ids``: country, type, value)."""
+
+    type: str
+    value: str
+    country: str | None = None
+
+
 @value
 class LineInput:
     """One line, already parsed by the transport adapter.
@@ -106,6 +115,8 @@ class LineInput:
     ship_from_location: str = ""  # the location's id when the ship-from is a business location
     # Levy extension (issue 31): the line's amount includes its tax (tax_behavior "inclusive").
     inclusive: bool = False
+    # The customer's tax ids (spec 2.5; TaxId): reverse charge (levy.domain.tax.international) outside the US.
+    tax_ids: tuple[TaxId, ...] = ()
 
 
 @value

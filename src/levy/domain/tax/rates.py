@@ -26,7 +26,7 @@ from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.memo import BoundedMemo
@@ -167,6 +167,9 @@ class Resolution:
     local_missing: bool = False
     level: ResolutionLevel = "state"
     how: str = ""
+    # Outside the US (issue 34): the country's (and province's) tax levels, a
+    # levy.domain.tax.international.Place; None for a US address.
+    place: Place | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +248,8 @@ class RateTable:
     records: tuple[LocalRecord, ...] = ()
     # What an official level includes (levy.domain.tax.level_overlay): applied per ZIP when the table is built.
     inclusions: tuple[LevelInclusion, ...] = ()
+    # VAT and GST outside the US (issue 34; levy.domain.tax.international), None: US only.
+    international: International | None = None
     # Resolutions already worked out, by what decides them (see resolve): the
     # table is immutable, so a resolution never changes; bounded. Kept (issue 23,
     # ``python -m bench.fast_paths``): 20.7 us against 35.6 us for a 3-line
@@ -262,6 +267,7 @@ class RateTable:
         records: Iterable[LocalRecord | ZipRateRow] = (),
         zip_directory: Mapping[str, ZipPlace] | None = None,
         inclusions: Iterable[LevelInclusion] = (),
+        international: International | None = None,
     ) -> RateTable:
         """Index imported records, given oldest import first (a later one wins a tie).
 
@@ -284,12 +290,13 @@ class RateTable:
                 item = zip_row_record(st, item, directory.get(item.zip5))
             if item.state in smap:
                 kept.append(item)
-        return cls._index(smap, kept, directory, tuple(inclusions))
+        return cls._index(smap, kept, directory, tuple(inclusions), international)
 
     @classmethod
     def _index(
         cls, smap: dict[str, StateInfo], records: list[LocalRecord], directory: dict[str, ZipPlace],
         inclusions: tuple[LevelInclusion, ...] = (),
+        international: International | None = None,
     ) -> RateTable:
         zip_level: dict[tuple[str, str], list[_Candidate]] = {}
         partial: dict[tuple[str, str], list[_Candidate]] = {}
@@ -349,11 +356,13 @@ class RateTable:
             place_states=frozenset(s for s, _ in places.keys() | unincorporated.keys()),
             records=tuple(records),
             inclusions=inclusions,
+            international=international,
         )
 
     def with_records(self, records: Iterable[LocalRecord | ZipRateRow]) -> RateTable:
         """A new table with the records of a newer import added (they win ties)."""
-        return RateTable.build(self.states.values(), [*self.records, *records], self.zip_directory, self.inclusions)
+        return RateTable.build(self.states.values(), [*self.records, *records], self.zip_directory, self.inclusions,
+                               self.international)
 
     # --------------------------------------------------------------- resolve
     def resolve(self, address: Address, on: date, pointer: str = "", address_pointer: str | None = None) -> Resolution:
@@ -373,11 +382,13 @@ class RateTable:
 
     def _resolve(self, address: Address, on: date, apointer: str) -> Resolution:
         country = (address.country or "US").strip().upper()
+        if country not in ("US", "USA") and self.international is not None and self.international.covers(country):
+            return _international(self.international.place(country, address.state, address.postal_code, apointer), on)
         if country not in ("US", "USA"):
             return Resolution(
                 state=None,
                 rows=(),
-                details=(f"country '{country}' not supported yet: only US sales tax is calculated (international VAT comes later)",),
+                details=(f"country '{country}' not supported yet: Levy calculates US sales tax, and VAT or GST in the EU, GB, CA and AU",),
                 supported=False,
                 country=country,
             )
@@ -714,3 +725,22 @@ def zip_row_record(
         primary=True,
         line=row.line,
     )
+
+
+if TYPE_CHECKING:
+    from levy.domain.tax.international import International, Place
+
+
+def _international(place: Place, on: date) -> Resolution:
+    """The resolution of an address outside the US (issue 34): one row per tax level at its standard
+    rate on ``on`` (the engine applies the line's category rate, :mod:`levy.domain.tax.international`)."""
+    rows = []
+    details = []
+    for level in place.levels:
+        dated = level.rate_on(on)
+        if dated is None:
+            details.append(f"no {level.name} {level.tax_name} rate is on record for {on.isoformat()}")
+        rows.append(JurisdictionRate(level.code, level.name, level.type, dated.rate if dated else _ZERO,  # type: ignore[arg-type]
+                                     "", True, dated.source if dated else ""))
+    level_name: ResolutionLevel = "province" if place.subdivision else "country"
+    return Resolution(None, tuple(rows), tuple(details), True, place.country.code, False, level_name, place.how, place)

@@ -503,11 +503,15 @@ class Tax(_message.Message):
     jurisdiction_name: _builtins.str
     """Jurisdiction name, for example `California`."""
     jurisdiction_type: _builtins.str
-    """`state`, `county`, `city` or `special`."""
+    """`state`, `county`, `city` or `special`; outside the US `country` or
+    `province` (docs/international.md).
+    """
     tax_amount: _builtins.str
     """Tax in minor units."""
     tax_type: _builtins.str
-    """Kind of tax, for example `sales_tax`."""
+    """Kind of tax, for example `sales_tax`; outside the US `vat`, `gst`, `hst`,
+    `pst` or `qst`.
+    """
     is_registered: _builtins.bool
     """Whether the seller is registered in the jurisdiction on the date."""
     rule_name: _builtins.str
@@ -595,7 +599,8 @@ class CalculatedLineItem(_message.Message):
     local jurisdictions, first match wins: `address` (a street range matched
     `line1`), `zip4` (a ZIP+4 range), `city` (the address city among the
     ZIP's candidates), `zip5` (the ZIP's default candidate) or `state`
-    (state-level only). Empty for collected-tax lines. Each tax row's
+    (state-level only); outside the US `country` or `province` (a Canadian
+    province, docs/international.md). Empty for collected-tax lines. Each tax row's
     `detail` says the same in words.
     """
     sourcing: _builtins.str
