@@ -1,8 +1,11 @@
 """The web console in a real browser: Debian's chromium (``/usr/bin/chromium``,
 installed by ``.ci/run``) driven by Playwright, against a real ``levy serve``
 (SQLite). Few and fast: sign-in and sign-out, a key created and shown once (and
-refused by the API once revoked), a customer restored, keyboard navigation, and
-the phone width.
+refused by the API once revoked), a customer restored, keyboard navigation, the
+phone width (the navigation's height, the lists' important columns), the
+transactions export downloaded, the contrast of the focus outline and of input
+borders (WCAG 1.4.11), and axe-core (tests/console/axe, installed with npm ci)
+run on every page with no serious or critical violation.
 
 Skipped with the reason when chromium or Playwright is missing, except under
 LEVY_TEST_REQUIRE_SERVICES=1 (CI), where that fails. With
@@ -176,11 +179,11 @@ def test_keyboard_navigation(admin_page: Any) -> None:
     # From the top, Tab reaches every navigation link in order, then the sign-out button.
     page.reload()
     seen = []
-    for _ in range(13):
+    for _ in range(15):
         page.keyboard.press("Tab")
         seen.append(page.evaluate("document.activeElement.textContent.trim()"))
-    assert seen == ["Skip to content", "Customers", "Transactions", "Calculator", "Developers", "Organization", "Nexus", "Returns", "People", "Audit log",
-                    "Password", "Sign out", ""]
+    assert seen == ["Skip to content", "Customers", "Transactions", "Products", "Calculator", "Developers",
+                    "Organization", "Locations", "Nexus", "Returns", "People", "Audit log", "Password", "Sign out", ""]
     # The focused search field (its label) and Enter submit the form without a mouse.
     assert page.evaluate("document.activeElement.labels[0].textContent") == "Search source id, name or email"
     page.keyboard.type("nobody-" + uuid.uuid4().hex[:6])
@@ -239,3 +242,138 @@ def test_a_certificate_with_its_document_is_attached_and_approved(admin_page: An
     assert [(j["jurisdiction"], j["status"], j.get("expires_at")) for j in exemption["jurisdictions"]] == [
         ("US-ST-TX", "valid", "2030-12-31")]
     api.close()
+
+
+def _sale(api: httpx.Client, ref: str) -> str:
+    # $100.00 shipped to Texas (state only): the organization is not registered, so tax $0.00.
+    r = api.post("/transactions", json={
+        "type": "sale", "status": "finalized", "transaction_date": "2026-03-15T12:00:00Z", "reference_id": ref,
+        "line_items": [{"id": "1", "quantity": "1", "unit_price": "10000", "customer": {"address": {"state": "TX"}},
+                        "product": {"tax_attributes": ["GENERAL.TANGIBLE.GOODS"]}}]})
+    assert r.status_code == 200, r.text
+    return str(r.json()["id"])
+
+
+def test_the_phone_shows_the_lists_important_columns_under_a_short_navigation(
+        browser: Any, site: LevyServer, org: Tenant) -> None:
+    with httpx.Client(base_url=site.http_url, headers={"X-API-Key": org.admin_key}) as api:
+        ref = "phone-" + uuid.uuid4().hex[:8]
+        _sale(api, ref)
+    address, password = create_user(site.database_url, org.organization_id)
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    sign_in(page, site, address, password)
+    page.wait_for_url("**/console/customers")
+    page.goto(f"{site.http_url}/console/transactions?reference={ref}")
+    # The header (brand, sign-out and the navigation's one scrolling row) takes at most a
+    # fifth of the first screen (issue 36: the navigation took 40 %).
+    header = page.locator("header.top").bounding_box()
+    assert header["height"] <= PHONE["height"] / 5, header
+    # Every navigation link is still there, reached by scrolling the row sideways.
+    assert page.locator("header nav a").count() == 12
+    visible = [th for th in page.locator("table.list thead th").all() if th.is_visible()]
+    assert [th.inner_text() for th in visible] == ["Date", "Reference", "Customer", "Tax"]
+    box = visible[-1].bounding_box()  # all on the first screen, without scrolling the table
+    assert box["x"] + box["width"] <= PHONE["width"], box
+    assert page.get_by_role("link", name=ref).is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shot(page, "transactions-phone")
+    context.close()
+
+
+def _contrast(rgb_a: str, rgb_b: str = "rgb(255, 255, 255)") -> float:
+    """The WCAG contrast ratio of two CSS rgb() colours."""
+    def luminance(rgb: str) -> float:
+        channels = [int(v) / 255 for v in re.findall(r"\d+", rgb)[:3]]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted((luminance(rgb_a), luminance(rgb_b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_focus_outline_and_input_borders_have_3_to_1_contrast(admin_page: Any, site: LevyServer) -> None:
+    # WCAG 1.4.11: the parts needed to identify a control and the focus indicator, 3:1 against white.
+    page = admin_page
+    page.goto(site.http_url + "/console/transactions")
+    field = page.get_by_label("Reference")
+    assert _contrast(field.evaluate("e => getComputedStyle(e).borderTopColor")) >= 3
+    page.keyboard.press("Tab")  # the skip link, focused from the keyboard
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineColor")
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+    assert _contrast(outline) >= 3, outline
+
+
+def test_the_transactions_export_downloads_what_the_filters_find(admin_page: Any, site: LevyServer,
+                                                                 org: Tenant, tmp_path: Path) -> None:
+    tag = uuid.uuid4().hex[:8]
+    with httpx.Client(base_url=site.http_url, headers={"X-API-Key": org.admin_key}) as api:
+        first, second = _sale(api, f"dl-{tag}-1"), _sale(api, f"dl-{tag}-2")
+    page = admin_page
+    page.goto(site.http_url + "/console/transactions")
+    page.get_by_label("Reference").fill(f"DL-{tag}")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_role("status")).to_have_text("2 transactions match; this page shows 2.")
+    shot(page, "transactions-desktop")
+    with page.expect_download() as info:
+        page.get_by_role("link", name="Export CSV (every match)").click()
+    download = info.value
+    assert download.suggested_filename == "transactions.csv"
+    path = tmp_path / "t.csv"
+    download.save_as(str(path))
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("transaction_id,transaction_date,reference_id,")
+    # Same date, so newest first by id: the second, then the first; $100.00 with no tax.
+    assert [line.split(",")[:3] for line in lines[1:]] == [[second, "2026-03-15", f"dl-{tag}-2"],
+                                                           [first, "2026-03-15", f"dl-{tag}-1"]]
+    assert all(line.split(",")[8:12] == ["100.00", "0.00", "100.00", "USD"] for line in lines[1:])
+
+
+AXE = Path(__file__).parent / "axe"
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    """axe-core's script, from the npm project in tests/console/axe (npm ci when not installed)."""
+    import shutil
+    import subprocess
+
+    script = AXE / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        if not shutil.which("npm"):
+            _unavailable("the accessibility check needs npm to install axe-core (tests/console/axe)")
+        r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=AXE, capture_output=True, text=True,
+                           timeout=300)
+        if r.returncode != 0:
+            _unavailable(f"npm ci of axe-core failed (is the npm registry reachable?): {r.stderr[-1000:]}")
+    return script.read_text()
+
+
+def test_axe_finds_no_serious_accessibility_violation(browser: Any, site: LevyServer, org: Tenant,
+                                                      axe_source: str) -> None:
+    with httpx.Client(base_url=site.http_url, headers={"X-API-Key": org.admin_key}) as api:
+        txn = _sale(api, "axe-" + uuid.uuid4().hex[:8])
+        cust = api.post("/customers", json={"source_id": "axe-" + uuid.uuid4().hex[:8], "name": "Axe"}).json()
+    address, password = create_user(site.database_url, org.organization_id)
+    found: dict[str, list[str]] = {}
+    for viewport in (DESKTOP, PHONE):
+        # The console's CSP allows only its own scripts: this context lets the test inject axe.
+        context = browser.new_context(viewport=viewport, bypass_csp=True)
+        page = context.new_page()
+        page.goto(site.http_url + "/console/sign-in")
+        pages = ["/console/sign-in"]
+        sign_in(page, site, address, password)
+        page.wait_for_url("**/console/customers")
+        pages += ["/console/customers", f"/console/customers/{cust['id']}", "/console/transactions",
+                  f"/console/transactions/{txn}", "/console/products", "/console/calculator", "/console/keys",
+                  "/console/organization", "/console/locations", "/console/nexus", "/console/returns",
+                  "/console/returns/liability", "/console/users", "/console/audit", "/console/password"]
+        for path in pages:
+            page.goto(site.http_url + path)
+            page.add_script_tag(content=axe_source)
+            result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+            serious = [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+                       for v in result["violations"] if v["impact"] in ("serious", "critical")]
+            if serious:
+                found[f"{path} @{viewport['width']}px"] = serious
+        context.close()
+    assert found == {}, found

@@ -13,6 +13,7 @@ from levy.store.db import transaction
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
+    from levy.app.audit import AuditNote
     from levy.app.services import AppServices
     from levy.domain.versioning import ApiVersion
     from levy.store.keys import ApiKeyRecord
@@ -40,6 +41,9 @@ class CallContext:
     # The largest answer the transport can send (bytes; 0: no limit): gRPC's send limit. A write whose
     # answer would be larger is refused before it commits (the batch import).
     max_response_bytes: int = 0
+    # Issue 36: the audit entry of an API call (set by the pipeline), written in the call's first
+    # write transaction that commits (levy.app.audit).
+    audit: AuditNote | None = None
 
     @property
     def organization_id(self) -> str:
@@ -60,6 +64,8 @@ class CallContext:
         if self.request_tx is not None:
             return _joined(self.request_tx)
         inner = transaction(self.services.engine, write=write)
+        if write and self.audit is not None and not self.audit.written:
+            inner = self._audited(inner)
         if write and presets:
             return self._invalidating(inner)
         return inner
@@ -68,14 +74,33 @@ class CallContext:
     async def request_transaction(self) -> AsyncIterator[AsyncConnection]:
         """Open the request's write transaction; the request's units of work join it."""
         try:
+            note = self.audit if self.audit is not None and not self.audit.written else None
             async with transaction(self.services.engine, write=True) as conn:
                 self.request_tx = conn
                 try:
                     yield conn
+                    if note is not None:
+                        await note.write(conn)
                 finally:
                     self.request_tx = None
+            if note is not None:
+                note.written = True
         finally:
             self._drop_presets()
+
+    @contextlib.asynccontextmanager
+    async def _audited(
+        self, inner: contextlib.AbstractAsyncContextManager[AsyncConnection]
+    ) -> AsyncIterator[AsyncConnection]:
+        """``inner`` with the call's audit entry written at its end, before it commits (not when
+        its body fails: the transaction rolls back, and a later one of the call may carry it)."""
+        note = self.audit
+        assert note is not None
+        async with inner as conn:
+            yield conn
+            if not note.written:
+                await note.write(conn)
+        note.written = True
 
     @contextlib.asynccontextmanager
     async def _invalidating(

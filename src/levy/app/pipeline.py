@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 from google.protobuf import message
 
-from levy.app import constraints, idempotency, metrics
+from levy.app import audit, constraints, idempotency, metrics
 from levy.app.auth import require_admin
 from levy.app.context import CallContext
 from levy.app.limits import DeadlineExceeded, Overloaded
@@ -187,6 +187,8 @@ class Pipeline:
         constraints.check(target, ctx.item_errors)
         if target is not request:
             constraints.check_outside_body(request, body)
+        if ctx.audit is None and ctx.transport != "console" and ctx.key is not None and method.http_method != "GET":
+            ctx.audit = audit.note_for(method, request, ctx.key, ctx.transport)  # the console records its own
         handler = self.handlers.get(method.full_name)
         if handler is None:
             raise NotImplementedYet(f"{method.http_method} {method.http_path} ({method.name}) is not implemented yet.")

@@ -119,7 +119,12 @@ async def run_in_organization(args: argparse.Namespace, fn: Callable[[Any, str],
     from levy.domain.errors import LevyError
 
     async def body(conn: Any) -> int:
-        await fn(conn, await organization_id(conn, args.organization))
+        org = await organization_id(conn, args.organization)
+        await fn(conn, org)
+        if write:  # the audit log of every transport (issue 36), in the command's transaction
+            from levy.app.audit import record_cli
+
+            await record_cli(conn, org, command_name(args))
         return 0
 
     try:
@@ -130,6 +135,13 @@ async def run_in_organization(args: argparse.Namespace, fn: Callable[[Any, str],
         for item in e.items:
             print(f"levy: {option_for(item.pointer)}{item.detail}", file=sys.stderr)
     return 2
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """The command and its action, ``registrations add`` -> ``registrations.add``."""
+    parts = [str(args.command)] + [str(v) for k, v in sorted(vars(args).items())
+                                   if k.endswith("_command") and k != "command" and v]
+    return ".".join(parts)
 
 
 def print_message(msg: Any) -> None:

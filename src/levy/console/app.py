@@ -9,7 +9,7 @@ import time
 from datetime import UTC, date, datetime
 from decimal import Decimal
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
@@ -21,6 +21,7 @@ from google.protobuf import json_format, message
 
 from levy.app import console as people
 from levy.app import customers as customers_app
+from levy.app import exports
 from levy.app import transactions as transactions_app
 from levy.app.handlers.transactions import to_message as transaction_message
 from levy.app.limits import Overloaded
@@ -29,6 +30,7 @@ from levy.app.context import CallContext
 from levy.app.registry import MethodInfo, method_by_name
 from levy.config import Config
 from levy.domain import console as rules
+from levy.domain import nexus as nexus_rules
 from levy.domain.errors import (
     LevyError,
     NotFound,
@@ -48,6 +50,7 @@ from levy.store.console import SessionRecord, UserRecord
 from levy.transport.peer import client_address
 from levy.v1 import calculations_pb2, customers_pb2, filings_pb2, organization_pb2
 
+from levy.console.catalog import CatalogPages
 from levy.console.http import (
     BodyTimeout,
     STALE_FORM,
@@ -105,7 +108,7 @@ def _plain(msg: message.Message) -> dict[str, Any]:
     return json_format.MessageToDict(msg, preserving_proto_field_name=True)
 
 
-class Console:
+class Console(CatalogPages):
     """Mounted by the gateway under ``prefix``; answers every path below it."""
 
     def __init__(self, pipeline: Pipeline, config: Config, prefix: str = "/console") -> None:
@@ -135,6 +138,7 @@ class Console:
         r("POST", "/keys/{key_id}/revoke", self.key_revoke, writes=True)
         r("GET", "/keys/{key_id}/revoke", self.confirm)
         r("GET", "/customers", self.customers)
+        r("GET", "/customers/export.csv", self.customers_export)
         r("GET", "/customers/{customer_id}", self.customer)
         r("POST", "/customers/{customer_id}/restore", self.customer_restore, writes=True)
         r("POST", "/customers/{customer_id}/certificates", self.certificate_create, writes=True, uploads=True)
@@ -154,23 +158,27 @@ class Console:
         r("GET", "/returns", self.returns)
         r("POST", "/returns", self.return_prepare, writes=True)
         r("GET", "/returns/liability", self.liability)
+        r("GET", "/returns/liability/export.csv", self.liability_export)
         r("GET", "/returns/{filing_id}", self.return_detail)
         r("POST", "/returns/{filing_id}/file", self.return_file, writes=True)
         r("GET", "/returns/{filing_id}/file", self.confirm)
         r("GET", "/returns/{filing_id}/export", self.return_export)
         r("GET", "/transactions", self.transactions)
+        r("GET", "/transactions/export.csv", self.transactions_export)
         r("GET", "/transactions/{transaction_id}", self.transaction)
         r("GET", "/audit", self.audit)
         r("GET", "/users", self.users)
         r("POST", "/users", self.user_invite, writes=True)
         r("POST", "/users/{user_id}/remove", self.user_remove, writes=True)
         r("GET", "/users/{user_id}/remove", self.confirm)
+        self.add_catalog_routes()
 
     def _route(self, method: str, template: str, view: View, *, writes: bool = False,
                uploads: bool = False) -> None:
         """``writes``: refused for roles that may not write; ``uploads``: the form may carry
         a certificate document (its body may be LEVY_CONSOLE_MAX_UPLOAD_BYTES more)."""
-        pattern = re.compile("^" + re.sub(r"\{([a-z_]+)\}", r"(?P<\1>[A-Za-z0-9_]+)", template) + "$")
+        pattern = re.compile("^" + re.sub(r"\{([a-z_]+)\}", r"(?P<\1>[A-Za-z0-9_]+)",
+                                          template.replace(".", r"\.")) + "$")
         self.routes.append((method, pattern, view, writes, uploads))
 
     # ------------------------------------------------------------------ ASGI
@@ -429,6 +437,13 @@ class Console:
                 conn, signed.user.organization_id, text, deleted=deleted, page=page_request(50, after))
         return self._page(200, "customers.html", signed, customers=items, more=more, q=text, deleted=deleted)
 
+    async def customers_export(self, req: Request, signed: Signed) -> Response:
+        """The customers the search finds (active, or deleted with ``deleted=1``) as a streamed CSV file."""
+        deleted = req.query.get("deleted") == "1"
+        return _csv_download("deleted-customers.csv" if deleted else "customers.csv",
+                             exports.customers_csv(self.services.uow, signed.user.organization_id,
+                                                   req.query.get("q", "")[:200], deleted=deleted))
+
     async def customer(self, req: Request, signed: Signed, *, errors: dict[str, str] | None = None,
                        status: int = 200) -> Response:
         cid = req.params["customer_id"]
@@ -585,6 +600,13 @@ class Console:
         "returns": ("Mark the return {label} as filed?",
                     "Its transactions become filed; the console cannot undo this.", "Mark as filed", "/returns/{id}"),
         "users": ("Remove {label}?", "Their sessions end at once; they can be invited again.", "Remove", "/users"),
+        "products": ("Archive the product {label}?",
+                     "Calculations and transactions that name it as a preset are refused from then on, and it "
+                     "cannot be edited; there is no unarchive. Transactions already recorded keep their tax.",
+                     "Archive product", "/products/{id}"),
+        "locations": ("Archive the location {label}?",
+                      "It stops being a ship-from location (and the default, if it was one) until it is "
+                      "unarchived.", "Archive location", "/locations/{id}"),
     }
 
     async def confirm(self, req: Request, signed: Signed) -> Response:
@@ -602,20 +624,39 @@ class Console:
     #: The search form's fields (``levy.domain.transactions.parse_search``'s arguments).
     TRANSACTION_FILTERS = ("status", "type", "reference", "customer", "state", "date_from", "date_to")
 
+    def _search_filters(self, req: Request) -> dict[str, str]:
+        return {name: req.query.get(name, "").strip()[:255] for name in self.TRANSACTION_FILTERS}
+
     async def transactions(self, req: Request, signed: Signed) -> Response:
-        filters = {name: req.query.get(name, "").strip()[:255] for name in self.TRANSACTION_FILTERS}
+        filters = self._search_filters(req)
         after = req.query.get("after", "")[:64] or None
+        org = signed.user.organization_id
+        count = 0
         try:
             search = parse_search(**filters)
             async with self.services.uow() as conn:
-                records, more = await transactions_app.search_transactions(
-                    conn, signed.user.organization_id, search, page_request(50, after))
-            items, error = [_plain(transaction_message(r)) for r in records], ""
+                records, more = await transactions_app.search_transactions(conn, org, search,
+                                                                           page_request(50, after))
+                items = await exports.transaction_summaries(conn, org, records)
+                count = await exports.count_transactions(conn, org, search)
+            error = ""
         except ValidationFailed as e:
             items, more, error = [], False, "; ".join(item.detail for item in e.items)
-        next_query = urlencode({**{k: v for k, v in filters.items() if v}, "after": items[-1]["id"]}) if more else ""
+        kept = {k: v for k, v in filters.items() if v}
+        next_query = urlencode({**kept, "after": items[-1]["id"]}) if more else ""
         return self._page(422 if error else 200, "transactions.html", signed, transactions=items, more=more,
-                          filters=filters, error=error, next_query=next_query, statuses=STATUSES, types=TYPES)
+                          count=count, first_page=after is None, filters=filters, error=error,
+                          next_query=next_query, export_query=urlencode(kept), statuses=STATUSES, types=TYPES)
+
+    async def transactions_export(self, req: Request, signed: Signed) -> Response:
+        """The transactions the list's filters find, every page, as a streamed CSV file."""
+        try:
+            search = parse_search(**self._search_filters(req))
+        except ValidationFailed as e:
+            return self._page(422, "error.html", signed, title="Cannot export",
+                              detail="; ".join(item.detail for item in e.items))
+        return _csv_download("transactions.csv",
+                             exports.transactions_csv(self.services.uow, signed.user.organization_id, search))
 
     async def transaction(self, req: Request, signed: Signed) -> Response:
         async with self.services.uow() as conn:
@@ -699,16 +740,34 @@ class Console:
     #: The most calendar months the liability page charts (one report call each).
     MONTHS_CHARTED = 36
 
-    async def liability(self, req: Request, signed: Signed) -> Response:
+    @staticmethod
+    def _liability_request(req: Request) -> filings_pb2.GetLiabilityReportRequest:
+        """The report's range from the query; the last 12 calendar months up to today (UTC) by default."""
         request = filings_pb2.GetLiabilityReportRequest()
-        start, end = trailing_months(datetime.now(UTC).date())  # the default range
+        start, end = trailing_months(datetime.now(UTC).date())
         values = {"from": start.isoformat(), "to": end.isoformat()}
         for name in ("from", "to"):
             if req.query.get(name, "").strip():
                 values[name] = req.query[name].strip()[:10]
             setattr(request, name, values[name])
+        return request
+
+    async def liability_export(self, req: Request, signed: Signed) -> Response:
+        """The liability report of the range as a CSV file (the API's figures, in major units)."""
         try:
-            report = _plain(await self.call(signed, "levy.v1.FilingService.GetLiabilityReport", request))
+            report = _plain(await self.call(signed, "levy.v1.FilingService.GetLiabilityReport",
+                                            self._liability_request(req)))
+        except LevyError as e:
+            if isinstance(e, (NotFound, PermissionDenied)):
+                raise
+            return self._page(422, "error.html", signed, title="Cannot export the report", detail=e.detail)
+        return _csv_download(f"liability-{report.get('from', '')}-{report.get('to', '')}.csv",
+                             exports.liability_csv(report))
+
+    async def liability(self, req: Request, signed: Signed) -> Response:
+        try:
+            report = _plain(await self.call(signed, "levy.v1.FilingService.GetLiabilityReport",
+                                            self._liability_request(req)))
             months = await self._liability_by_month(signed, date.fromisoformat(report["from"]),
                                                     date.fromisoformat(report["to"]))
         except LevyError as e:
@@ -790,9 +849,13 @@ class Console:
             share = Decimal(s.get("threshold_share") or "0")
             s["percent"] = int(min(share * 100, Decimal(100)))
             s["percent_text"] = f"{share * 100:.0f} %"
+            s["standing"] = nexus_rules.standing(share, exceeded=bool(s.get("exceeded")),
+                                                 needs_registration=bool(s.get("needs_registration")))
+            s["period_label"] = nexus_rules.PERIOD_LABELS.get(s.get("measurement_period", ""), "")
             # Issue 37: the currencies of the counted sales that were converted to the filing currency.
             s["converted_currencies"] = sorted({c["currency"] for c in s.get("converted_transactions", ())})
-        return self._page(200, "nexus.html", signed, as_of=report.as_of, states=states)
+        return self._page(200, "nexus.html", signed, as_of=report.as_of, states=states,
+                          approaching=f"{nexus_rules.APPROACHING_SHARE * 100:.0f} %")
 
     async def certificate_upload(self, req: Request, signed: Signed) -> Response:
         """Attach or replace the document of a certificate on file."""
@@ -922,6 +985,13 @@ def _money(minor: Any, currency: Any = "USD") -> str:
     text = f"{whole:,}" + (f".{fraction:0{exponent}d}" if exponent else "")
     symbol = CURRENCY_SYMBOLS.get(code)
     return f"{sign}{symbol}{text}" if symbol else f"{sign}{code} {text}"
+
+
+def _csv_download(filename: str, lines: AsyncIterator[bytes]) -> Response:
+    """A streamed CSV file, offered as a download."""
+    resp = Response(200, content_type="text/csv; charset=utf-8", stream=lines)
+    resp.headers.append((b"content-disposition", f'attachment; filename="{filename}"'.encode()))
+    return resp
 
 
 def _unread(resp: Response) -> Response:

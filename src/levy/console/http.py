@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from typing import Any
@@ -90,6 +90,8 @@ class Response:
     body: bytes = b""
     content_type: str = "text/html; charset=utf-8"
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    #: A streamed body (the CSV exports): sent as it is produced, without a Content-Length.
+    stream: AsyncIterator[bytes] | None = None
 
     def set_cookie(self, name: str, value: str, *, path: str, max_age: int | None, secure: bool) -> None:
         parts = [f"{name}={value}", f"Path={path}", "HttpOnly", "SameSite=Strict"]
@@ -268,8 +270,24 @@ def _part_head(raw: bytes) -> tuple[str | None, str | None, str]:
     return name, filename, part_type
 
 
+#: A streamed body is sent in pieces of about this many bytes.
+STREAM_CHUNK = 65_536
+
+
 async def send_response(send: Send, resp: Response) -> None:
-    headers = [(b"content-type", resp.content_type.encode()), (b"content-length", str(len(resp.body)).encode()),
-               *SECURITY_HEADERS, *resp.headers]
+    length = [] if resp.stream is not None else [(b"content-length", str(len(resp.body)).encode())]
+    headers = [(b"content-type", resp.content_type.encode()), *length, *SECURITY_HEADERS, *resp.headers]
     await send({"type": "http.response.start", "status": resp.status, "headers": headers})
-    await send({"type": "http.response.body", "body": resp.body})
+    if resp.stream is None:
+        await send({"type": "http.response.body", "body": resp.body})
+        return
+    # A failure mid-stream propagates: the server aborts the response, so a cut file never looks whole.
+    buffered: list[bytes] = []
+    size = 0
+    async for piece in resp.stream:
+        buffered.append(piece)
+        size += len(piece)
+        if size >= STREAM_CHUNK:
+            await send({"type": "http.response.body", "body": b"".join(buffered), "more_body": True})
+            buffered, size = [], 0
+    await send({"type": "http.response.body", "body": b"".join(buffered)})

@@ -60,6 +60,31 @@ class MeasurementPeriod(StrEnum):
     PRECEDING_FOUR_SALES_TAX_QUARTERS = "preceding_four_sales_tax_quarters"
 
 
+#: How each measurement period reads in the console (issue 36).
+PERIOD_LABELS: dict[str, str] = {
+    MeasurementPeriod.PREVIOUS_OR_CURRENT_CALENDAR_YEAR: "the previous or the current calendar year",
+    MeasurementPeriod.PREVIOUS_CALENDAR_YEAR: "the previous calendar year",
+    MeasurementPeriod.TRAILING_12_MONTHS: "the 12 months up to the date",
+    MeasurementPeriod.TRAILING_12_MONTHS_ENDING_LAST_QUARTER: "the 12 months ending with the last full quarter",
+    MeasurementPeriod.TWELVE_MONTHS_ENDING_SEPTEMBER_30: "the 12 months ending September 30",
+    MeasurementPeriod.PRECEDING_FOUR_SALES_TAX_QUARTERS: "the four preceding sales tax quarters",
+}
+
+#: A state below its threshold is "approaching" from this share of it (issue 36: 98 % said only
+#: "below"). A console convention to draw attention, not a rule of any state.
+APPROACHING_SHARE = Decimal("0.8")
+
+
+def standing(share: Decimal, *, exceeded: bool, needs_registration: bool) -> str:
+    """``register`` (crossed, not registered), ``crossed``, ``approaching`` (at least
+    :data:`APPROACHING_SHARE` of the threshold) or ``below``."""
+    if needs_registration:
+        return "register"
+    if exceeded:
+        return "crossed"
+    return "approaching" if share >= APPROACHING_SHARE else "below"
+
+
 @dataclass(frozen=True, slots=True)
 class NexusThreshold:
     state: str

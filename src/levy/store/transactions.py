@@ -296,12 +296,25 @@ async def search_transactions(
 ) -> tuple[list[TransactionRecord], bool]:
     """The console's search (:class:`levy.domain.transactions.TransactionSearch`): newest first by
     transaction date, then id (keyset: ``starting_after`` is the last id of the previous page)."""
-    q = select(txn_t).where(txn_t.c.organization_id == organization_id)
+    q = _search_query(organization_id, search)
     if starting_after:
         last = select(txn_t.c.transaction_date).where(
             txn_t.c.organization_id == organization_id, txn_t.c.id == starting_after).scalar_subquery()
         q = q.where(or_(txn_t.c.transaction_date < last,
                         and_(txn_t.c.transaction_date == last, txn_t.c.id < starting_after)))
+    order = (txn_t.c.transaction_date.desc(), txn_t.c.id.desc())
+    rows = (await conn.execute(q.order_by(*order).limit(limit + 1))).all()
+    return await _load(conn, organization_id, rows[:limit]), len(rows) > limit
+
+
+async def count_transactions(conn: AsyncConnection, organization_id: str, search: TransactionSearch) -> int:
+    """How many transactions the console's search finds (every page)."""
+    q = _search_query(organization_id, search).with_only_columns(txn_t.c.id)
+    return int((await conn.execute(select(func.count()).select_from(q.subquery()))).scalar_one())
+
+
+def _search_query(organization_id: str, search: TransactionSearch) -> Any:
+    q = select(txn_t).where(txn_t.c.organization_id == organization_id)
     q = q.where(*_filter_conditions(search.filters))
     if search.reference_text:
         q = q.where(contains_text((txn_t.c.reference_id,), search.reference_text))
@@ -321,9 +334,7 @@ async def search_transactions(
             or_(taxes_t.c.jurisdiction_code.like(f"US-__-{search.state}"),
                 taxes_t.c.jurisdiction_code.like(f"US-__-{search.state}-%")),
         ))
-    order = (txn_t.c.transaction_date.desc(), txn_t.c.id.desc())
-    rows = (await conn.execute(q.order_by(*order).limit(limit + 1))).all()
-    return await _load(conn, organization_id, rows[:limit]), len(rows) > limit
+    return q
 
 
 async def marked_products(conn: AsyncConnection, organization_id: str, product_ids: Iterable[str]) -> set[str]:
