@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import importlib.machinery
 import inspect
 import io
 import json
+import types
 from typing import Any
 
 import pytest
@@ -162,3 +164,55 @@ def test_the_async_client_has_the_same_generated_methods(server: LevyServer, ten
     # 6.25% of 2000 = 125
     tax, ids, as_of = asyncio.run(run())
     assert tax == "125" and len(ids) == 1 and as_of
+
+
+def _gen_client() -> Any:
+    loader = importlib.machinery.SourceFileLoader("gen_client", str(ROOT / "clients/python/scripts/gen-client"))
+    module = types.ModuleType(loader.name)
+    module.__file__ = loader.path
+    loader.exec_module(module)
+    return module
+
+
+def test_an_operation_added_to_the_document_becomes_methods_by_regeneration_alone() -> None:
+    """What another engineer's new RPC (say, webhooks) gets once scripts/gen-protos runs:
+    the model, the Call, a sync and an async method and, for a list, its iter_* pager."""
+    document = json.loads((ROOT / "docs/openapi.json").read_text())
+    document["components"]["schemas"]["WebhookEndpoint"] = {
+        "type": "object", "description": "Where events are sent.", "required": ["id"],
+        "properties": {"id": {"type": "string"}, "url": {"type": ["string", "null"]}}}
+    document["components"]["schemas"]["ListWebhookEndpointsResponse"] = {
+        "type": "object", "required": ["data", "has_more"], "properties": {
+            "data": {"type": "array", "items": {"$ref": "#/components/schemas/WebhookEndpoint"}},
+            "has_more": {"type": "boolean"}}}
+    document["paths"]["/webhook-endpoints/{endpoint_id}/deliveries"] = {"get": {
+        "operationId": "ListWebhookDeliveries", "description": "Lists deliveries.",
+        "parameters": [{"name": "endpoint_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                       {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                       {"name": "starting_after", "in": "query", "schema": {"type": "string"},
+                        "description": "The `id` of the last item of the previous page."}],
+        "responses": {"200": {"content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/ListWebhookEndpointsResponse"}}}}}}}
+    namespace: dict[str, Any] = {}
+    exec(compile(_gen_client().generate(document), "_generated", "exec", dont_inherit=True), namespace)
+    assert namespace["OPERATIONS"]["ListWebhookDeliveries"] == "list_webhook_deliveries"
+    assert namespace["WebhookEndpoint"].__required_keys__ == {"id"}
+    call = namespace["_ops"].list_webhook_deliveries("we/1", limit=5)
+    assert (call.method, call.path, call.params, call.repeatable) == ("GET", "/webhook-endpoints/we%2F1/deliveries",
+                                                                      {"limit": 5}, True)
+    for cls in ("SyncOperations", "AsyncOperations"):
+        assert hasattr(namespace[cls], "list_webhook_deliveries") and hasattr(namespace[cls], "iter_webhook_deliveries")
+
+
+def test_the_generated_calls_carry_what_the_document_declares() -> None:
+    from levy_client._generated import _ops
+
+    created = _ops.create_transaction({"type": "sale"}, idempotency_key="k-1")
+    assert (created.method, created.path, created.headers, created.repeatable) == (
+        "POST", "/transactions", {"Idempotency-Key": "k-1"}, True)
+    assert _ops.create_transaction({"type": "sale"}).headers["Idempotency-Key"]  # one made up when none is given
+    assert _ops.create_filing({"jurisdiction": "US-ST-TX"}).repeatable is False  # no Idempotency-Key: not retried
+    assert _ops.delete_api_key("key_1").empty and _ops.export_filing("fil_1", file="transactions").text
+    assert _ops.get_liability_report(from_="2026-01-01", to="2026-01-31").params == {
+        "from": "2026-01-01", "to": "2026-01-31"}
+    assert _ops.create_calculation({}, x_include_unregistered="true").headers == {"X-Include-Unregistered": "true"}

@@ -4,8 +4,6 @@ run scripts/gen-protos (or clients/python/scripts/gen-client).
 The models (TypedDicts), one ``Call`` per operation (``_ops``) and the methods of
 ``LevyClient`` (``SyncOperations``) and ``AsyncLevyClient`` (``AsyncOperations``)."""
 
-from __future__ import annotations
-
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Literal, Required, TypedDict, TypeVar
@@ -182,9 +180,9 @@ class BatchCreateResult(TypedDict, total=False):
     """Position in the request, from 0."""
     status: Required[str]
     """`created`, `existing` or `failed`."""
-    transaction: Required[Transaction | None]
+    transaction: Required["Transaction | None"]
     """The transaction as stored, for created and existing; else null."""
-    errors: Required[list[JsonApiError] | None]
+    errors: Required["list[JsonApiError] | None"]
     """The errors, for failed; else null."""
 
 
@@ -200,7 +198,7 @@ class BatchCreateSummary(TypedDict, total=False):
 
 class BatchCreateTransactionsRequestBody(TypedDict, total=False):
     """Request of BatchCreateTransactions."""
-    transactions: list[TransactionInput | dict[str, Any]] | None
+    transactions: "list[TransactionInput | dict[str, Any]] | None"
     """Transactions to create, at most 1000, in the shape of POST /transactions;
     `status` may also be `filed` (history already reported).
     """
@@ -210,9 +208,9 @@ class BatchCreateTransactionsResponse(TypedDict, total=False):
     """Result of BatchCreateTransactions."""
     object: Required[str]
     """Always `batch`."""
-    summary: Required[BatchCreateSummary | None]
+    summary: Required["BatchCreateSummary | None"]
     """Counts per status."""
-    data: Required[list[BatchCreateResult]]
+    data: Required["list[BatchCreateResult]"]
     """One result per request item, in request order."""
 
 
@@ -222,9 +220,9 @@ class BatchResult(TypedDict, total=False):
     """Position in the request, from 0."""
     status: Required[str]
     """`created`, `updated`, `stale`, `deleted` or `failed`."""
-    customer: Required[Customer | None]
+    customer: Required["Customer | None"]
     """The customer as stored, for created, updated and stale; else null."""
-    errors: Required[list[JsonApiError] | None]
+    errors: Required["list[JsonApiError] | None"]
     """The errors, for failed; else null."""
 
 
@@ -244,7 +242,7 @@ class BatchSummary(TypedDict, total=False):
 
 class BatchUpsertCustomersRequestBody(TypedDict, total=False):
     """Request of BatchUpsertCustomers."""
-    data: list[CustomerInput | dict[str, Any]] | None
+    data: "list[CustomerInput | dict[str, Any]] | None"
     """Customers to create or update, at most 1000."""
 
 
@@ -252,9 +250,9 @@ class BatchUpsertCustomersResponse(TypedDict, total=False):
     """Result of BatchUpsertCustomers."""
     object: Required[str]
     """Always `batch`."""
-    summary: Required[BatchSummary | None]
+    summary: Required["BatchSummary | None"]
     """Counts per status."""
-    data: Required[list[BatchResult]]
+    data: Required["list[BatchResult]"]
     """One result per request item, in request order."""
 
 
@@ -264,7 +262,7 @@ class BusinessLocation(TypedDict, total=False):
     """Identifier, prefix `loc_`."""
     name: Required[str]
     """Name, for example `Austin warehouse`."""
-    address: Required[LocationAddress | None]
+    address: Required["LocationAddress | None"]
     """The location's address."""
     is_default: Required[bool]
     """The default ship-from location of line items that name none (one at a time)."""
@@ -284,7 +282,7 @@ class BusinessLocationInput(TypedDict, total=False):
     """One of the organization's places of business."""
     name: str | None
     """Name, for example `Austin warehouse`."""
-    address: LocationAddressInput | None
+    address: "LocationAddressInput | None"
     """The location's address."""
     is_default: bool | None
     """The default ship-from location of line items that name none (one at a time)."""
@@ -302,9 +300,9 @@ class CalculatedLineItem(TypedDict, total=False):
     """Tax of the line, in minor units."""
     tax_amount_before_discounts: Required[str]
     """Tax the line would carry without discounts."""
-    taxes: Required[list[Tax]]
+    taxes: Required["list[Tax]"]
     """Per-jurisdiction rows."""
-    discounts: Required[list[LineDiscount]]
+    discounts: Required["list[LineDiscount]"]
     """Per-discount tax reductions."""
     resolution: Required[str]
     """Levy extension: how precisely the line's address was resolved to its
@@ -332,7 +330,7 @@ class Calculation(TypedDict, total=False):
     """Total tax due, in minor units."""
     currency: Required[str]
     """ISO 4217 code."""
-    line_items: Required[list[CalculatedLineItem]]
+    line_items: Required["list[CalculatedLineItem]"]
     """Per-line results."""
 
 
@@ -373,7 +371,7 @@ class CreateCalculationRequestBody(TypedDict, total=False):
     """Vendor-funded discount in minor units; does not reduce the base."""
     transaction_date: str | None
     """Date of the transaction (default: now)."""
-    line_items: list[LineItemInput] | None
+    line_items: "list[LineItemInput] | None"
     """The line items."""
     tax_behavior: str | None
     """Levy extension: the `tax_behavior` of the lines that send none,
@@ -405,15 +403,15 @@ class Customer(TypedDict, total=False):
     """Record creation time."""
     updated_at: Required[str]
     """Record last update time."""
-    exemption: Required[CustomerExemption | None]
+    exemption: Required["CustomerExemption | None"]
     """Approved exemption certificates on file; returned on retrieve."""
 
 
 class CustomerExemption(TypedDict, total=False):
     """Snapshot of a customer's approved exemption certificates (spec 2.1)."""
-    overrides: Required[ExemptionOverrides | None]
+    overrides: Required["ExemptionOverrides | None"]
     """Customer-wide overrides."""
-    jurisdictions: Required[list[ExemptionJurisdiction]]
+    jurisdictions: Required["list[ExemptionJurisdiction]"]
     """One row per jurisdiction covered by an approved certificate."""
     updated_at: Required[str | None]
     """Last change of the snapshot, or null."""
@@ -547,9 +545,9 @@ class Filing(TypedDict, total=False):
     """Last day of the period (YYYY-MM-DD)."""
     status: Required[str | None]
     """`prepared` or `filed`."""
-    jurisdictions: Required[list[JurisdictionTotals]]
+    jurisdictions: Required["list[JurisdictionTotals]"]
     """Per-jurisdiction totals."""
-    held_transactions: Required[list[HeldTransaction]]
+    held_transactions: Required["list[HeldTransaction]"]
     """Transactions held off the return."""
     filing_tax_amount: Required[str]
     """Total tax due on the return."""
@@ -561,15 +559,15 @@ class Filing(TypedDict, total=False):
     """Record creation time."""
     filed_at: Required[str | None]
     """When it was filed, or null."""
-    totals: Required[JurisdictionTotals | None]
+    totals: Required["JurisdictionTotals | None"]
     """The sum of the jurisdictions (`jurisdiction` is `TOTAL`)."""
-    tax_only_allocations: Required[list[ReturnTaxOnlyAllocation]]
+    tax_only_allocations: Required["list[ReturnTaxOnlyAllocation]"]
     """Tax-only allocations on the return."""
     currency: Required[str]
     """Levy extension: the currency of every amount (the filing currency, `USD`)."""
-    marketplace_transactions: Required[list[MarketplaceTransaction]]
+    marketplace_transactions: Required["list[MarketplaceTransaction]"]
     """Levy extension: marketplace sales of the period, left off the return."""
-    converted_transactions: Required[list[ConvertedTransaction]]
+    converted_transactions: Required["list[ConvertedTransaction]"]
     """Levy extension: the return's transactions in another currency."""
 
 
@@ -609,7 +607,7 @@ class JsonApiError(TypedDict, total=False):
 
 class JsonApiErrorBody(TypedDict, total=False):
     """Error body (spec section 7.1)."""
-    errors: Required[list[JsonApiError]]
+    errors: Required["list[JsonApiError]"]
 
 
 class JurisdictionTotals(TypedDict, total=False):
@@ -650,27 +648,27 @@ class JurisdictionTotals(TypedDict, total=False):
     """Credits left over for the next return."""
 
 
-LiabilityReport = TypedDict("LiabilityReport", {"from": "Required[str]", "to": "Required[str]", "jurisdictions": "Required[list[JurisdictionTotals]]", "held_transactions": "Required[list[HeldTransaction]]", "state_totals": "Required[list[JurisdictionTotals]]", "tax_only_allocations": "Required[list[ReturnTaxOnlyAllocation]]", "currency": "Required[str]", "marketplace_transactions": "Required[list[MarketplaceTransaction]]", "converted_transactions": "Required[list[ConvertedTransaction]]"}, total=False)
+LiabilityReport = TypedDict("LiabilityReport", {"from": Required[str], "to": Required[str], "jurisdictions": Required["list[JurisdictionTotals]"], "held_transactions": Required["list[HeldTransaction]"], "state_totals": Required["list[JurisdictionTotals]"], "tax_only_allocations": Required["list[ReturnTaxOnlyAllocation]"], "currency": Required[str], "marketplace_transactions": Required["list[MarketplaceTransaction]"], "converted_transactions": Required["list[ConvertedTransaction]"]}, total=False)
 # Liability totals over a range.
 
 
 class LineCustomer(TypedDict, total=False):
     """Who buys on a line, and where."""
-    address: Required[Address | None]
+    address: Required["Address | None"]
     """Ship-to address."""
-    tax_ids: Required[list[TaxId]]
+    tax_ids: Required["list[TaxId]"]
     """The buyer's tax ids."""
-    preset: Required[CustomerPreset | None]
+    preset: Required["CustomerPreset | None"]
     """A stored customer whose exemptions apply."""
 
 
 class LineCustomerInput(TypedDict, total=False):
     """Who buys on a line, and where."""
-    address: AddressInput | None
+    address: "AddressInput | None"
     """Ship-to address."""
-    tax_ids: list[TaxIdInput] | None
+    tax_ids: "list[TaxIdInput] | None"
     """The buyer's tax ids."""
-    preset: CustomerPresetInput | None
+    preset: "CustomerPresetInput | None"
     """A stored customer whose exemptions apply."""
 
 
@@ -698,17 +696,17 @@ class LineItemInput(TypedDict, total=False):
     """Quantity, a decimal string (default "1")."""
     unit_price: str | None
     """Unit price in minor units (integer string)."""
-    product: LineProductInput | None
+    product: "LineProductInput | None"
     """What is sold."""
-    customer: LineCustomerInput | None
+    customer: "LineCustomerInput | None"
     """Who buys, and where."""
-    discounts: list[LineDiscountInput] | None
+    discounts: "list[LineDiscountInput] | None"
     """Discounts on this line."""
     discount_amount: str | None
     """Discount on this line in minor units; reduces its taxable base."""
     vendor_discount_amount: str | None
     """Vendor-funded discount on this line; does not reduce the base."""
-    ship_from: ShipFromInput | None
+    ship_from: "ShipFromInput | None"
     """Levy extension: where the line ships from (a business location or an
     address). Without it the organization's default location in effect on
     the transaction date is used; with no location at all the line is taxed
@@ -726,7 +724,7 @@ class LineProduct(TypedDict, total=False):
     """What is sold on a line."""
     tax_attributes: Required[list[str]]
     """Tax codes and attributes for the line; take precedence over the preset's."""
-    preset: Required[ProductPreset | None]
+    preset: Required["ProductPreset | None"]
     """A stored product whose resolved tax codes apply."""
 
 
@@ -734,13 +732,13 @@ class LineProductInput(TypedDict, total=False):
     """What is sold on a line."""
     tax_attributes: list[str] | None
     """Tax codes and attributes for the line; take precedence over the preset's."""
-    preset: ProductPresetInput | None
+    preset: "ProductPresetInput | None"
     """A stored product whose resolved tax codes apply."""
 
 
 class ListApiKeysResponse(TypedDict, total=False):
     """A page of API keys."""
-    data: Required[list[ApiKey]]
+    data: Required["list[ApiKey]"]
     """Keys, newest first."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -748,7 +746,7 @@ class ListApiKeysResponse(TypedDict, total=False):
 
 class ListCustomersResponse(TypedDict, total=False):
     """A page of customers."""
-    data: Required[list[Customer]]
+    data: Required["list[Customer]"]
     """Customers, newest first."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -756,7 +754,7 @@ class ListCustomersResponse(TypedDict, total=False):
 
 class ListExemptionCertificatesResponse(TypedDict, total=False):
     """A page of certificates."""
-    data: Required[list[ExemptionCertificate]]
+    data: Required["list[ExemptionCertificate]"]
     """Certificates, newest first."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -764,7 +762,7 @@ class ListExemptionCertificatesResponse(TypedDict, total=False):
 
 class ListFilingTransactionsResponse(TypedDict, total=False):
     """A page of a return's transactions."""
-    data: Required[list[ReturnTransaction]]
+    data: Required["list[ReturnTransaction]"]
     """Transactions in return order."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -772,7 +770,7 @@ class ListFilingTransactionsResponse(TypedDict, total=False):
 
 class ListFilingsResponse(TypedDict, total=False):
     """A page of filings."""
-    data: Required[list[Filing]]
+    data: Required["list[Filing]"]
     """Filings, newest first."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -780,7 +778,7 @@ class ListFilingsResponse(TypedDict, total=False):
 
 class ListLocationsResponse(TypedDict, total=False):
     """A page of locations."""
-    data: Required[list[BusinessLocation]]
+    data: Required["list[BusinessLocation]"]
     """Locations, newest first."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -788,7 +786,7 @@ class ListLocationsResponse(TypedDict, total=False):
 
 class ListProductAttributesResponse(TypedDict, total=False):
     """A page of product attributes."""
-    data: Required[list[ProductAttribute]]
+    data: Required["list[ProductAttribute]"]
     """Attributes, ordered by code."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -796,7 +794,7 @@ class ListProductAttributesResponse(TypedDict, total=False):
 
 class ListProductTaxCodesResponse(TypedDict, total=False):
     """A page of product tax codes."""
-    data: Required[list[ProductTaxCode]]
+    data: Required["list[ProductTaxCode]"]
     """Tax codes, ordered by code."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -804,7 +802,7 @@ class ListProductTaxCodesResponse(TypedDict, total=False):
 
 class ListProductsResponse(TypedDict, total=False):
     """A page of products."""
-    data: Required[list[Product]]
+    data: Required["list[Product]"]
     """Products, newest first."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -812,7 +810,7 @@ class ListProductsResponse(TypedDict, total=False):
 
 class ListRegistrationsResponse(TypedDict, total=False):
     """A page of registrations."""
-    data: Required[list[Registration]]
+    data: Required["list[Registration]"]
     """Registrations, newest first."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -820,7 +818,7 @@ class ListRegistrationsResponse(TypedDict, total=False):
 
 class ListTransactionsResponse(TypedDict, total=False):
     """A page of transactions."""
-    data: Required[list[Transaction]]
+    data: Required["list[Transaction]"]
     """Transactions, newest first."""
     has_more: Required[bool]
     """More items follow this page."""
@@ -884,7 +882,7 @@ class NexusReport(TypedDict, total=False):
     """Economic nexus status per state."""
     as_of: Required[str]
     """Evaluation date."""
-    states: Required[list[NexusState]]
+    states: Required["list[NexusState]"]
     """States; crossed and unregistered first."""
 
 
@@ -924,7 +922,7 @@ class NexusState(TypedDict, total=False):
     """Levy extension (issue 37): how many of the transactions counted over the
     measurement period are in another currency than the filing currency.
     """
-    converted_transactions: Required[list[ConvertedTransaction]]
+    converted_transactions: Required["list[ConvertedTransaction]"]
     """Levy extension (issue 37): those transactions, converted at their stored
     rate (`gross_sales` in minor units of the filing currency; a credit negative).
     """
@@ -998,7 +996,7 @@ class ProductAttribute(TypedDict, total=False):
     """Display name."""
     description: Required[str]
     """What the attribute means."""
-    group: Required[ProductAttributeGroup | None]
+    group: Required["ProductAttributeGroup | None"]
     """The attribute's group."""
     ptcs: Required[list[str]]
     """Top-level tax code categories it applies to; empty means every product."""
@@ -1116,7 +1114,7 @@ class ReturnTransaction(TypedDict, total=False):
     """ISO 4217 code of the transaction."""
     reference_id: Required[str | None]
     """Its reference id, or null."""
-    amounts: Required[JurisdictionTotals | None]
+    amounts: Required["JurisdictionTotals | None"]
     """Its figures on the return: the state's total row had it been alone on
     it (`jurisdiction` is the state's code; a credit's are negative;
     carried credits are the return's, not a transaction's).
@@ -1133,7 +1131,7 @@ class ShipFrom(TypedDict, total=False):
     """
     location_id: Required[str | None]
     """The `loc_` id of one of the organization's business locations."""
-    address: Required[Address | None]
+    address: Required["Address | None"]
     """A ship-from address (a US state and ZIP place it in its jurisdictions)."""
 
 
@@ -1143,7 +1141,7 @@ class ShipFromInput(TypedDict, total=False):
     """
     location_id: str | None
     """The `loc_` id of one of the organization's business locations."""
-    address: AddressInput | None
+    address: "AddressInput | None"
     """A ship-from address (a US state and ZIP place it in its jurisdictions)."""
 
 
@@ -1221,7 +1219,7 @@ class Transaction(TypedDict, total=False):
     """Vendor-funded discount in minor units."""
     transaction_date: Required[str | None]
     """Date of the transaction."""
-    line_items: Required[list[TransactionLineItem]]
+    line_items: Required["list[TransactionLineItem]"]
     """Line items (collected-tax lines removed)."""
     parent_transaction_id: Required[str | None]
     """For a credit, the id of the original transaction."""
@@ -1248,7 +1246,7 @@ class Transaction(TypedDict, total=False):
     sources (default `native`). Selects the marked-line netting policy (4.7).
     Set on create only.
     """
-    tax_only_attributions: Required[list[TaxOnlyAttribution]]
+    tax_only_attributions: Required["list[TaxOnlyAttribution]"]
     """Tax-only transactions: the tax attributed to each jurisdiction the
     collected-tax lines' addresses reach where the seller is registered.
     """
@@ -1307,7 +1305,7 @@ class TransactionInput(TypedDict, total=False):
     """Vendor-funded discount in minor units."""
     transaction_date: str | None
     """Date of the transaction."""
-    line_items: list[TransactionLineItemInput] | None
+    line_items: "list[TransactionLineItemInput] | None"
     """Line items (collected-tax lines removed)."""
     parent_transaction_id: str | None
     """For a credit, the id of the original transaction."""
@@ -1363,11 +1361,11 @@ class TransactionLineItem(TypedDict, total=False):
     """Quantity, a decimal string."""
     unit_price: Required[str | None]
     """Unit price in minor units."""
-    product: Required[LineProduct | None]
+    product: Required["LineProduct | None"]
     """What is sold."""
-    customer: Required[LineCustomer | None]
+    customer: Required["LineCustomer | None"]
     """Who buys, and where."""
-    discounts: Required[list[LineDiscountInput]]
+    discounts: Required["list[LineDiscountInput]"]
     """Discounts on this line."""
     discount_amount: Required[str | None]
     """Discount on this line in minor units."""
@@ -1377,22 +1375,22 @@ class TransactionLineItem(TypedDict, total=False):
     """Tax of the line, in minor units."""
     tax_amount_before_discounts: Required[str]
     """Tax the line would carry without discounts."""
-    taxes: Required[list[Tax]]
+    taxes: Required["list[Tax]"]
     """Per-jurisdiction rows as calculated and stored."""
-    discount_reductions: Required[list[LineDiscount]]
+    discount_reductions: Required["list[LineDiscount]"]
     """Per-discount tax reductions."""
     resolution: Required[str]
     """Levy extension: how the line's address was resolved when it was
     calculated (`address`, `zip4`, `city`, `zip5` or `state`; see
     `CalculatedLineItem.resolution`), stored with the line.
     """
-    ship_from: Required[ShipFrom | None]
+    ship_from: Required["ShipFrom | None"]
     """Levy extension: where the line ships from (see `LineItem.ship_from`)."""
     sourcing: Required[str]
     """Levy extension: the sourcing rule applied (see
     `CalculatedLineItem.sourcing`), stored with the line.
     """
-    ship_from_used: Required[ShipFrom | None]
+    ship_from_used: Required["ShipFrom | None"]
     """Levy extension: the ship-from the line was taxed with, as stored (the
     line's own, its default location's, or for a credit its sale line's);
     null when the line had none.
@@ -1412,17 +1410,17 @@ class TransactionLineItemInput(TypedDict, total=False):
     """Quantity, a decimal string."""
     unit_price: str | None
     """Unit price in minor units."""
-    product: LineProductInput | None
+    product: "LineProductInput | None"
     """What is sold."""
-    customer: LineCustomerInput | None
+    customer: "LineCustomerInput | None"
     """Who buys, and where."""
-    discounts: list[LineDiscountInput] | None
+    discounts: "list[LineDiscountInput] | None"
     """Discounts on this line."""
     discount_amount: str | None
     """Discount on this line in minor units."""
     vendor_discount_amount: str | None
     """Vendor-funded discount on this line."""
-    ship_from: ShipFromInput | None
+    ship_from: "ShipFromInput | None"
     """Levy extension: where the line ships from (see `LineItem.ship_from`)."""
     tax_behavior: str | None
     """Levy extension: `exclusive` (the default) or `inclusive` (see
