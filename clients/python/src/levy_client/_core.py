@@ -66,6 +66,7 @@ class Call(Generic[T]):
     headers: dict[str, str] = field(default_factory=dict)
     repeatable: bool = True
     empty: bool = False  # 204: no body
+    text: bool = False  # a file (CSV): the body as text, not JSON
 
 
 def idempotent_write(method: str, path: str, body: Any, key: str | None) -> Call[Any]:
@@ -127,6 +128,8 @@ def parse_retry_after(value: str | None) -> float | None:
 def decode(call: Call[T], response: httpx.Response) -> T:
     """The body of a success, or the ApiError (subclass) of its status carrying the error objects."""
     if response.is_success:
+        if call.text:
+            return response.text  # type: ignore[return-value]
         return None if call.empty or response.status_code == 204 else response.json()  # type: ignore[return-value]
     try:
         body: Any = response.json()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from levy_client.models import ErrorObject
+if TYPE_CHECKING:  # levy_client.models imports the generated code, which needs _core, which needs this
+    from levy_client.models import ErrorObject
 
 
 class LevyError(Exception):
@@ -105,7 +106,7 @@ def api_error(status: int, errors: list[ErrorObject], body: Any, headers: dict[s
 def errors_from_body(status: int, body: Any) -> list[ErrorObject]:
     """The error objects of a response body, whatever shape the endpoint uses."""
     if isinstance(body, dict) and isinstance(body.get("errors"), list):
-        return cast(list[ErrorObject], body["errors"])
+        return cast("list[ErrorObject]", body["errors"])
     if isinstance(body, dict) and isinstance(body.get("detail"), list):
         return [_from_calculation_detail(status, item) for item in body["detail"]]
     detail = body.get("detail") if isinstance(body, dict) else body
