@@ -1,0 +1,161 @@
+"""Boundary records at scale (issue 33): ``python -m bench.boundary_store``.
+
+For each size (records of the synthetic SST boundary file in the official
+89-column layout, ``bench/sst_synthetic.py``: half ZIP+4 records, half address
+records), on a fresh SQLite database:
+
+* ``levy rates import`` of the rate and boundary files: wall time, peak RSS
+  (``wait4``), records per second, database and address store sizes;
+* ``levy serve --workers W`` (W = 1 and 2): seconds until ``/healthz`` answers,
+  and memory summed over the server's processes (PSS from
+  ``/proc/<pid>/smaps_rollup``: a page mapped by two workers counts half in each);
+* the same server on a database with the per-ZIP tables only (no boundary
+  records) for the side-by-side figures;
+* look-ups in process: the rate table's ``resolve`` at ZIP+4 and street
+  addresses of the file, p50 and p99 in microseconds, against ZIP-only look-ups.
+
+Prints one JSON object per size. Sizes are in records: ``--records 200000
+--records 1000000``. Run it on a quiet machine: it starts servers and writes
+files of about 130 bytes per record in ``--workdir``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import sst_synthetic
+from bench.harness import ROOT, levy, levy_env, levy_server
+
+def _children(pid: int) -> list[int]:
+    out = [pid]
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return out
+    for k in kids:
+        out.extend(_children(int(k)))
+    return out
+
+
+def pss_mb(pid: int) -> float:
+    """PSS of ``pid`` and its descendants, MB."""
+    total = 0
+    for p in _children(pid):
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024
+
+
+def timed_import(db: str, *paths: str) -> dict[str, float]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "levy", "rates", "import", *paths, "--no-progress",
+                             "--database-url", db], env=levy_env(), cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    s = time.perf_counter() - t0
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if status != 0:
+        raise RuntimeError(f"import failed: {out}\n{err}")
+    return {"seconds": round(s, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+
+
+def serve_figures(db: str, workdir: Path, workers: int) -> dict[str, float]:
+    t0 = time.perf_counter()
+    with levy_server(db, workdir, workers=workers, name=f"serve{workers}", start_timeout=900) as server:
+        start = time.perf_counter() - t0
+        time.sleep(1.0 if workers == 1 else 3.0)  # every worker up (the parent answers as soon as one is)
+        return {"startup_s": round(start, 2), "pss_mb": round(pss_mb(server.pid), 1)}
+
+
+def lookups(db: str, records: int, samples: int = 2000) -> dict[str, float]:
+    """resolve() at ZIP+4 and street addresses of the file (and at bare ZIPs), p50/p99 in microseconds."""
+    import asyncio
+    import random
+
+    from levy.app.rates_runtime import RatesRuntime
+    from levy.domain.memo import BoundedMemo
+    from levy.domain.tax.model import Address
+    from levy.store.db import create_engine
+
+    async def load() -> Any:
+        engine = create_engine(db)
+        rt = RatesRuntime(engine)
+        await rt.load()
+        await engine.dispose()
+        return rt.table
+
+    table = asyncio.run(load())
+    rnd = random.Random(33)
+    n4 = records // 2
+    on = sst_synthetic.date_in_force()
+    figures: dict[str, float] = {}
+    for kind in ("zip4", "address", "zip5"):
+        times = []
+        for _ in range(samples):
+            if kind == "address":
+                k = rnd.randrange(n4 // 2)
+                z, street = sst_synthetic.street_of(k)
+                addr = Address(line1=f"{rnd.randrange(1, 999)} N {street} ST", city="", state="MN", postal_code=z,
+                               country="US")
+            else:
+                z, lo, _, _ = sst_synthetic.zip4_of(rnd.randrange(n4))
+                code = f"{z}-{lo}" if kind == "zip4" else z
+                addr = Address(line1="", city="", state="MN", postal_code=code, country="US")
+            object.__setattr__(table, "_resolved", BoundedMemo(16))  # no cached answer
+            t0 = time.perf_counter()
+            res = table.resolve(addr, on)
+            times.append((time.perf_counter() - t0) * 1e6)
+            assert kind == "zip5" or res.level == kind, (kind, res.level, res.how)
+        times.sort()
+        figures[f"{kind}_p50_us"] = round(times[len(times) // 2], 1)
+        figures[f"{kind}_p99_us"] = round(times[int(len(times) * 0.99)], 1)
+    return figures
+
+
+def run(records: int, workdir: Path, workers: tuple[int, ...]) -> dict[str, Any]:
+    work = workdir / f"n{records}"
+    work.mkdir(parents=True, exist_ok=True)
+    db_file = work / "levy.db"
+    db = f"sqlite+aiosqlite:///{db_file}"
+    levy(db, "migrate")
+    base = {w: serve_figures(db, work, w) for w in workers}
+    n4 = records // 2
+    rates, bounds = sst_synthetic.write(work / "sst", n4, records - n4)
+    imp = timed_import(db, str(rates), str(bounds))
+    imp["records_per_s"] = round(records / imp["seconds"])
+    imp["db_mb"] = round(db_file.stat().st_size / 1e6, 1)
+    stores = list((work).glob("levy.db.addresses/*.sqlite")) + list(work.glob("*.addresses*"))
+    imp["address_store_mb"] = round(sum(p.stat().st_size for p in stores if p.is_file()) / 1e6, 1)
+    out: dict[str, Any] = {"records": records, "import": imp, "per_zip_only": base}
+    out["with_boundaries"] = {w: serve_figures(db, work, w) for w in workers}
+    out["lookups"] = lookups(db, records)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=int, action="append", help="boundary records (repeatable; default 200000)")
+    ap.add_argument("--workers", default="1,2", help="worker counts, comma-separated (default 1,2)")
+    ap.add_argument("--workdir", type=Path, default=None)
+    args = ap.parse_args()
+    workers = tuple(int(w) for w in args.workers.split(","))
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="levy-bnd-"))
+    for n in args.records or [200_000]:
+        print(json.dumps(run(n, workdir, workers)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
