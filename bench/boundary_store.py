@@ -4,10 +4,12 @@ For each size (records of the synthetic SST boundary file in the official
 89-column layout, ``bench/sst_synthetic.py``: half ZIP+4 records, half address
 records), on a fresh SQLite database:
 
-* ``levy rates import`` of the rate and boundary files: wall time, peak RSS
-  (``wait4``), records per second, database and address store sizes;
-* ``levy serve --workers W`` (W = 1 and 2): seconds until ``/healthz`` answers,
-  and memory summed over the server's processes (PSS from
+* ``levy rates import`` of the rate and boundary files: wall time and CPU
+  seconds, peak RSS (``wait4``), records per second, database and address file sizes
+  (the import builds the address file too);
+* ``levy serve --workers W`` (W = 1 and 2): seconds until ``/healthz`` answers
+  (wall, and the server's CPU seconds: on a shared machine the CPU figure is the
+  steadier one), and memory summed over the server's processes (PSS from
   ``/proc/<pid>/smaps_rollup``: a page mapped by two workers counts half in each);
 * the same server on a database with the per-ZIP tables only (no boundary
   records) for the side-by-side figures;
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import sst_synthetic
-from bench.harness import ROOT, levy, levy_env, levy_server
+from bench.harness import ROOT, levy, levy_env, levy_server, server_cpu_seconds
 
 def _children(pid: int) -> list[int]:
     out = [pid]
@@ -69,15 +71,17 @@ def timed_import(db: str, *paths: str) -> dict[str, float]:
     err = proc.stderr.read().decode() if proc.stderr else ""
     if status != 0:
         raise RuntimeError(f"import failed: {out}\n{err}")
-    return {"seconds": round(s, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+    return {"seconds": round(s, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
 
 
 def serve_figures(db: str, workdir: Path, workers: int) -> dict[str, float]:
     t0 = time.perf_counter()
     with levy_server(db, workdir, workers=workers, name=f"serve{workers}", start_timeout=900) as server:
         start = time.perf_counter() - t0
+        cpu = server_cpu_seconds(server.pid)
         time.sleep(1.0 if workers == 1 else 3.0)  # every worker up (the parent answers as soon as one is)
-        return {"startup_s": round(start, 2), "pss_mb": round(pss_mb(server.pid), 1)}
+        return {"startup_s": round(start, 2), "startup_cpu_s": round(cpu, 2), "pss_mb": round(pss_mb(server.pid), 1)}
 
 
 def lookups(db: str, records: int, samples: int = 2000) -> dict[str, float]:
@@ -137,8 +141,8 @@ def run(records: int, workdir: Path, workers: tuple[int, ...]) -> dict[str, Any]
     imp = timed_import(db, str(rates), str(bounds))
     imp["records_per_s"] = round(records / imp["seconds"])
     imp["db_mb"] = round(db_file.stat().st_size / 1e6, 1)
-    stores = list((work).glob("levy.db.addresses/*.sqlite")) + list(work.glob("*.addresses*"))
-    imp["address_store_mb"] = round(sum(p.stat().st_size for p in stores if p.is_file()) / 1e6, 1)
+    stores = list(work.glob("levy.db.addresses/addresses-*.sqlite"))
+    imp["address_file_mb"] = round(sum(p.stat().st_size for p in stores) / 1e6, 1)
     out: dict[str, Any] = {"records": records, "import": imp, "per_zip_only": base}
     out["with_boundaries"] = {w: serve_figures(db, work, w) for w in workers}
     out["lookups"] = lookups(db, records)

@@ -37,10 +37,12 @@ def test_two_states_zipped_then_a_second_quarter_reports_its_changes(fresh_datab
     done = levy(url, "rates", "import", "--no-progress", str(archives[3]), str(archives[1]), str(archives[2]),
                 str(archives[0]))
     assert done.returncode == 0, done.stdout + done.stderr
-    # 100 ZIP+4 + 100 address records (MN), 50 + 50 (WI): one record each (one ZIP per range).
-    assert "MNR2026Q2SYN.zip/MNR2026Q2SYN.csv: imported 200 rows (sst" in done.stdout, done.stdout
-    assert "WIR2026Q2SYN.zip/WIR2026Q2SYN.csv: imported 100 rows (sst" in done.stdout, done.stdout
-    assert "2 file(s) imported (300 records)" in done.stdout
+    # 100 ZIP+4 + 100 address records (MN), 50 + 50 (WI): one record each (one ZIP per range), and a ZIP
+    # candidate per county of each ZIP: MN ZIPs 55001 and 55002 (i // 50; address pairs k // 25, k < 50), WI
+    # 53001 only, each in counties 053 and 025: 4 + 2. MN 204, WI 102.
+    assert "MNR2026Q2SYN.zip/MNR2026Q2SYN.csv: imported 204 rows (sst" in done.stdout, done.stdout
+    assert "WIR2026Q2SYN.zip/WIR2026Q2SYN.csv: imported 102 rows (sst" in done.stdout, done.stdout
+    assert "2 file(s) imported (306 records)" in done.stdout
     assert "changes since" not in done.stdout  # each state's first import
 
     # The second quarter, as a folder: 20 ZIP+4 records fewer (i = 80..99 gone), 20 address records more
@@ -53,14 +55,15 @@ def test_two_states_zipped_then_a_second_quarter_reports_its_changes(fresh_datab
     assert "MN since MNR2026Q2SYN.csv: 20 records added, 20 removed, 90 with other jurisdictions or rates; " \
            "1 rates changed" in checked.stdout, checked.stdout
     assert "(27-00-025): 0.5% -> 0.75%" in checked.stdout
-    assert "would import 200 rows" in checked.stdout and "--dry-run: nothing stored" in checked.stdout
+    # 80 + 120 records, and 2 county candidates for each of 55001, 55002, 55003 (address pairs 50..59): 206.
+    assert "would import 206 rows" in checked.stdout and "--dry-run: nothing stored" in checked.stdout
     listed = levy(url, "rates", "list").stdout
     assert "2026Q3" not in listed  # the dry run stored nothing
 
     done = levy(url, "rates", "import", "--no-progress", str(q3))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "20 records added, 20 removed, 90 with other jurisdictions or rates" in done.stdout
-    assert "MNR2026Q3SYN.csv: imported 200 rows" in done.stdout
+    assert "MNR2026Q3SYN.csv: imported 206 rows" in done.stdout
     assert "MNR2026Q3SYN.csv" in levy(url, "rates", "list").stdout
 
 

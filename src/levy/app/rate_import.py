@@ -432,8 +432,9 @@ async def _changes(conn: AsyncConnection, files: Sequence[ParsedFile]) -> list[S
             before = await store.latest_import(conn, "sst", state)
             if before is None:
                 continue
-            old = [piece(r) for r in await store.records_of(conn, before.id, state)]
-            new = [piece(r) for r in p.records if r.state == state]
+            # Boundary records only (a line of the file): not the ZIP candidates derived from them.
+            old = [piece(r) for r in await store.records_of(conn, before.id, state) if r.line]
+            new = [piece(r) for r in p.records if r.state == state and r.line]
             out.append(compare(state, Path(before.source_file).name, old, before.effective_from, new, p.effective_from))
     return out
 
