@@ -36,6 +36,7 @@ from typing import Any
 from bench import sst_synthetic
 from bench.harness import ROOT, levy, levy_env, levy_server, server_cpu_seconds
 
+
 def _children(pid: int) -> list[int]:
     out = [pid]
     try:

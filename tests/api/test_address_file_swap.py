@@ -11,10 +11,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from bench import sst_synthetic
 from levyserver import LevyServer, Tenant, create_tenant, fresh_database, start_server
 from test_calculations import _levy, _Sql, _wait_for, body, line
+
+from bench import sst_synthetic
 
 MAY = "2026-05-01T12:00:00Z"  # in the synthetic files' window (2026-04-01..2026-06-30)
 

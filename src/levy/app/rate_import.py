@@ -122,7 +122,7 @@ def _unzip(archive: Path, into: Path | None) -> list[Path]:
         with zipfile.ZipFile(archive) as z:
             for info in z.infolist():
                 name = Path(info.filename).name
-                if info.is_dir() or not name or name.startswith(".") or name.startswith("__MACOSX"):
+                if info.is_dir() or not name or name.startswith((".", "__MACOSX")):
                     continue
                 target = folder / name
                 with z.open(info) as src, open(target, "wb") as dst:

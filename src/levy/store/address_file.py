@@ -47,7 +47,12 @@ from sqlalchemy import or_, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from levy.domain.tax.local_rates import SOURCE_PRECEDENCE, Component, LocalRecord, StreetRange
+from levy.domain.tax.local_rates import (
+    SOURCE_PRECEDENCE,
+    Component,
+    LocalRecord,
+    StreetRange,
+)
 from levy.domain.tax.rates import normal_range
 from levy.store.tables.areas import local_rates, rate_imports
 
