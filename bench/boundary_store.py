@@ -155,11 +155,78 @@ def main() -> None:
     ap.add_argument("--records", type=int, action="append", help="boundary records (repeatable; default 200000)")
     ap.add_argument("--workers", default="1,2", help="worker counts, comma-separated (default 1,2)")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--file-only", action="store_true", help="the address file alone (build, open, look-ups): no import, no server")
     args = ap.parse_args()
     workers = tuple(int(w) for w in args.workers.split(","))
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="levy-bnd-"))
     for n in args.records or [200_000]:
-        print(json.dumps(run(n, workdir, workers)), flush=True)
+        print(json.dumps(file_only(n, workdir) if args.file_only else run(n, workdir, workers)), flush=True)
+
+
+def file_only(records: int, workdir: Path) -> dict[str, Any]:
+    """The address file alone at ``records`` (no database, no import): build seconds (CPU), size,
+    open seconds and RSS growth of the process that opens it, and look-ups of the file's addresses."""
+    import random
+    import resource
+    from datetime import date
+    from types import SimpleNamespace
+
+    from levy.store.address_file import AddressFile, _Writer
+
+    comps = '[{"type": "county", "name": "County 053", "rate": "0.0015", "code": "US-CO-MN-C053", "authority": "27-00-053"}]'
+    path = workdir / f"addresses-{records}.sqlite"
+    path.unlink(missing_ok=True)
+    n4 = records // 2
+    begin = date(2026, 4, 1)
+
+    def rows(lo: int, hi: int) -> list[Any]:
+        out = []
+        for i in range(lo, hi):
+            base = dict(state="MN", effective_from=begin, effective_to=None, source="MNR+MNB", source_kind="official_address",
+                        is_primary=False, components=comps, line=i + 1, plus4_low=None, plus4_high=None, street_name=None)
+            if i < n4:
+                z, plo, phi, _ = sst_synthetic.zip4_of(i, 10001)
+                base.update(zip5=z, plus4_low=plo, plus4_high=phi)
+            else:
+                z, street = sst_synthetic.street_of((i - n4) // 2, 10001)
+                odd = i % 2 == 0
+                base.update(zip5=z, street_low=1 if odd else 2, street_high=999 if odd else 998,
+                            street_parity="odd" if odd else "even", street_name=street, street_predir="N",
+                            street_suffix="ST", street_postdir="")
+            out.append(SimpleNamespace(**base))
+        return out
+
+    cpu0 = time.process_time()
+    writer = _Writer(path)
+    for lo in range(0, records, 50_000):
+        writer.add(rows(lo, min(records, lo + 50_000)))
+    writer.finish("bench")
+    build_cpu = time.process_time() - cpu0
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    f = AddressFile(path)
+    open_s = time.perf_counter() - t0
+    rnd = random.Random(33)
+    on = date(2026, 5, 15)
+    times = {"zip4": [], "street": []}
+    for _ in range(2000):
+        z, plo, _, _ = sst_synthetic.zip4_of(rnd.randrange(n4), 10001)
+        t0 = time.perf_counter()
+        assert f.plus4("MN", z, plo, on) is not None
+        times["zip4"].append((time.perf_counter() - t0) * 1e6)
+        z, street = sst_synthetic.street_of(rnd.randrange((records - n4) // 2), 10001)
+        t0 = time.perf_counter()
+        assert f.streets("MN", z, street)
+        times["street"].append((time.perf_counter() - t0) * 1e6)
+    out: dict[str, Any] = {"records": records, "build_cpu_s": round(build_cpu, 1),
+                           "file_mb": round(path.stat().st_size / 1e6, 1), "open_s": round(open_s, 3),
+                           "open_rss_growth_mb": round((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024, 1)}
+    for kind, values in times.items():
+        values.sort()
+        out[f"{kind}_p50_us"] = round(values[len(values) // 2], 1)
+        out[f"{kind}_p99_us"] = round(values[int(len(values) * 0.99)], 1)
+    path.unlink()
+    return out
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ from levy.store.tables.areas import local_rates, rate_imports
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1  # bumped when the layout changes: an older file is rebuilt
+FORMAT = 2  # bumped when the layout changes: an older file is rebuilt
 _OPEN_END = date.max.toordinal()
 _CHUNK = 20_000
 _KINDS = tuple(SOURCE_PRECEDENCE)
@@ -80,6 +80,8 @@ CREATE TABLE streets (zip INTEGER NOT NULL, name TEXT NOT NULL, lo INTEGER NOT N
 _INDEXES = """
 CREATE INDEX plus4_at ON plus4 (zip, lo);
 CREATE INDEX streets_at ON streets (zip, name, rank);
+CREATE TABLE zips AS SELECT zip, max(p4) AS p4, max(st) AS st FROM (SELECT DISTINCT zip, 1 AS p4, 0 AS st FROM plus4
+  UNION ALL SELECT DISTINCT zip, 0, 1 FROM streets) GROUP BY zip;
 """
 
 
@@ -256,10 +258,7 @@ class AddressFile:
         self._comps = {i: _components(j) for i, j in self._db.execute("SELECT id, json FROM comps")}
         self._sources = dict(self._db.execute("SELECT id, text FROM sources"))
         zips: dict[tuple[str, str], tuple[bool, bool]] = {}
-        for key, p4, st in self._db.execute(
-            "SELECT zip, max(p4), max(st) FROM (SELECT DISTINCT zip, 1 AS p4, 0 AS st FROM plus4 "
-            "UNION ALL SELECT DISTINCT zip, 0, 1 FROM streets) GROUP BY zip"
-        ):
+        for key, p4, st in self._db.execute("SELECT zip, p4, st FROM zips"):  # one row per ZIP, made at build
             zips[_key_zip(key)] = (bool(p4), bool(st))
         self.zips = zips
         self.states = frozenset(s for s, _ in zips)
