@@ -69,7 +69,7 @@ class Levy:
 
 @contextmanager
 def levy_server(db: str, workdir: Path, *, workers: int = 1, name: str = "serve",
-                fixed_answer: bool = False) -> Iterator[Levy]:
+                fixed_answer: bool = False, start_timeout: float = 60) -> Iterator[Levy]:
     """``levy serve`` on free ports, waiting until both listeners answer.
     ``fixed_answer``: the calculation answered from a precomputed result (bench.fixed_answer)."""
     gport, hport = free_port(), free_port()
@@ -82,7 +82,7 @@ def levy_server(db: str, workdir: Path, *, workers: int = 1, name: str = "serve"
     )
     server = Levy(proc, f"127.0.0.1:{gport}", f"127.0.0.1:{hport}", log)
     try:
-        _wait_http(hport, proc, log)
+        _wait_http(hport, proc, log, start_timeout)
         yield server
     finally:
         proc.terminate()

@@ -28,7 +28,7 @@ def zip_checker(directory: Mapping[str, ZipPlace], table: RateTable | None = Non
     ``table`` (a ZIP that crosses a state line lies in every state a record places it in)."""
 
     def check(zip5: str, state: str) -> bool | None:
-        if table is not None and (state, zip5) in table.zips:
+        if table is not None and table.has_zip(state, zip5):
             return True
         place = directory.get(zip5)
         return None if place is None else place.state == state

@@ -31,7 +31,9 @@ from __future__ import annotations
 import csv
 import hashlib
 import re
+import shutil
 import sys
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -47,6 +49,7 @@ from levy.domain.tax.rates import ZipRateRow
 from levy.rates import cdtfa
 from levy.domain.tax.level_overlay import widen_official_levels
 from levy.rates.builtin import county_names, load_level_inclusions, load_local_limits, states_by_code, zip5_records, zip_counties, zip_directory
+from levy.rates.changes import StateChanges, compare, piece
 from levy.rates.generic import looks_like_generic, parse_generic
 from levy.rates.report import (
     Anomaly, RateReport, build_report, cdtfa_disagreements, zip_disagreements, zip_row_anomalies,
@@ -79,20 +82,57 @@ class ImportReport:
     imported: list[ParsedFile]
     skipped: list[Path]  # already imported (same SHA-256)
     refused: list[ParsedFile] = field(default_factory=list)  # strict: files with anomalies (nothing stored)
+    changes: list[StateChanges] = field(default_factory=list)  # SST files: per state, since its previous import
 
 
-def expand(paths: Sequence[str]) -> list[Path]:
-    """Files named, and the regular files of directories named (sorted)."""
+def expand(paths: Sequence[str], unpack_into: Path | None = None, origins: dict[Path, Path] | None = None) -> list[Path]:
+    """Files named, and the regular files of directories named (sorted); a zip
+    archive (as the SST site distributes each rate and boundary file) stands for
+    the files in it, unpacked into ``unpack_into`` (a temporary directory the
+    caller removes; required when an archive is given). ``origins`` gets, for each
+    unpacked file, the name it is reported and stored under (``archive.zip/member``)."""
     out: list[Path] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            out.extend(sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith(".")))
+            files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
         elif path.is_file():
-            out.append(path)
+            files = [path]
         else:
             raise ValidationFailed(f"{p}: no such file or directory")
+        for f in files:
+            if f.suffix.lower() == ".zip" and zipfile.is_zipfile(f):
+                members = _unzip(f, unpack_into)
+                out.extend(members)
+                if origins is not None:
+                    origins.update({m: f / m.name for m in members})
+            else:
+                out.append(f)
     return out
+
+
+def _unzip(archive: Path, into: Path | None) -> list[Path]:
+    """The files of ``archive`` (folders inside flattened), written under ``into/<archive name>/``."""
+    if into is None:
+        raise ValidationFailed(f"{archive}: a zip archive is not read here")
+    folder = into / archive.name
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    try:
+        with zipfile.ZipFile(archive) as z:
+            for info in z.infolist():
+                name = Path(info.filename).name
+                if info.is_dir() or not name or name.startswith((".", "__MACOSX")):
+                    continue
+                target = folder / name
+                with z.open(info) as src, open(target, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                out.append(target)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ValidationFailed(f"{archive}: cannot read the zip archive: {e}", meta={"file": str(archive)}) from None
+    if not out:
+        raise ValidationFailed(f"{archive}: the zip archive holds no file", meta={"file": str(archive)})
+    return sorted(out)
 
 
 def _sniff(data: bytes) -> str:
@@ -186,10 +226,11 @@ def build(
     lonely = [f for f, kind, _, _ in raw if kind == "sst_boundary" and f not in paired]
     if lonely:
         names = ", ".join(str(f) for f in lonely)
+        missing = ", ".join(_rate_name(f) for f in lonely)
         raise ValidationFailed(
             f"{names}: an SST boundary file (its first cell is a record type: z, 4 or a) is imported with its rate "
-            "file, which is missing: give the XXR... rate file of the same state with it (or the rate file with "
-            "--boundaries FILE)", meta={"file": names},
+            f"file, which is missing: {missing} (the XXR... rate file of the same state and quarter; or give the "
+            "rate file with --boundaries FILE)", meta={"file": names, "missing": missing},
         )
     return parsed
 
@@ -279,17 +320,34 @@ def _sst_by_county(f: Path, rates: list[SstRate], on: date, warnings: list[str])
     return placed.records
 
 
+def _rate_name(boundary_file: Path) -> str:
+    """The name the rate file of ``boundary_file`` has (MNB2026Q2FEB18.csv -> MNR2026Q2FEB18.csv)."""
+    m = _SST_BOUNDARY_RE.match(boundary_file.name.upper())
+    return f"{boundary_file.name[:2]}R{boundary_file.name[3:]}" if m else f"the rate file of {boundary_file.name}"
+
+
 def _pair(rate_file: Path, boundary_files: dict[str, tuple[Path, bytes]]) -> tuple[Path, bytes] | None:
+    """The boundary file of an SST rate file among the files given, else beside it: the same
+    name after the R/B letter, else the same state and quarter, else the same state."""
     m = _SST_RATE_RE.match(rate_file.name.upper())
     if m is None:
         return None
-    for name, value in boundary_files.items():
-        b = _SST_BOUNDARY_RE.match(name.upper())
-        if b is not None and b.group(1) == m.group(1):
-            return value
-    sibling = sorted(rate_file.parent.glob(f"{rate_file.name[:2]}B*"))
-    if sibling:
-        return sibling[0], sibling[0].read_bytes()
+    state, rest = m.group(1), m.group(2)
+    quarter = _QUARTER_RE.search(rest)
+    siblings = {f.name: (f, None) for f in sorted(rate_file.parent.glob(f"{rate_file.name[:2]}B*"))}
+    for pool in (boundary_files, siblings):
+        same_state = []
+        for name, value in pool.items():
+            b = _SST_BOUNDARY_RE.match(name.upper())
+            if b is None or b.group(1) != state:
+                continue
+            other = _QUARTER_RE.search(b.group(2))
+            rank = 0 if Path(b.group(2)).stem.removesuffix("-SAMPLE") == Path(rest).stem else (
+                1 if quarter and other and quarter.group(0) == other.group(0) else 2)
+            same_state.append((rank, name, value))
+        if same_state:
+            _, _, (path, data) = min(same_state, key=lambda t: (t[0], t[1]))
+            return path, data if data is not None else path.read_bytes()
     return None
 
 
@@ -320,6 +378,7 @@ async def import_files(
     progress: Callable[[int], Callable[[int], None]] | None = None,
     *,
     strict: bool = False,
+    dry_run: bool = False,
 ) -> ImportReport:
     """Store every new file in the caller's transaction; files already imported are skipped.
 
@@ -327,7 +386,8 @@ async def import_files(
     ``parsed``) it disagrees with. ``strict``: when any new file's report has
     anomalies, nothing is stored and those files are returned as ``refused``.
     ``progress(total_rows)`` is called once with the number of rows to insert and
-    returns a callback advanced as rows are written.
+    returns a callback advanced as rows are written. ``dry_run``: everything
+    but the storing (the report, the refusals and the changes are the same).
     """
     known = await store.imported_hashes(conn, [p.sha256 for p in parsed])
     report = ImportReport([], [])
@@ -338,10 +398,13 @@ async def import_files(
             known.add(p.sha256)
             report.imported.append(p)
     report.imported = await _with_disagreements(conn, report.imported)
+    report.changes = await _changes(conn, report.imported)
+    if report.changes:
+        report.imported = [_with_changes(p, report.changes) for p in report.imported]
     if strict:
         report.refused = [p for p in report.imported if p.rate_report is not None and p.rate_report.anomalies]
-        if report.refused:
-            return report
+    if report.refused or dry_run:
+        return report
     advance = progress(sum(len(p.records) for p in report.imported)) if progress and report.imported else None
     for p in report.imported:
         await store.add_import(
@@ -356,6 +419,33 @@ async def import_files(
             progress=advance,
         )
     return report
+
+
+async def _changes(conn: AsyncConnection, files: Sequence[ParsedFile]) -> list[StateChanges]:
+    """Per state of each SST file with boundaries: what changed since the state's previous
+    SST import (stored; none for a state's first)."""
+    out = []
+    for p in files:
+        if p.format != "sst":
+            continue
+        for state in sorted({r.state for r in p.records}):
+            before = await store.latest_import(conn, "sst", state)
+            if before is None:
+                continue
+            # Boundary records only (a line of the file): not the ZIP candidates derived from them.
+            old = [piece(r) for r in await store.records_of(conn, before.id, state) if r.line]
+            new = [piece(r) for r in p.records if r.state == state and r.line]
+            out.append(compare(state, Path(before.source_file).name, old, before.effective_from, new, p.effective_from))
+    return out
+
+
+def _with_changes(p: ParsedFile, changes: Sequence[StateChanges]) -> ParsedFile:
+    """``p`` with its states' changes in the report it stores."""
+    if p.format != "sst" or p.report is None:
+        return p
+    states = {r.state for r in p.records}
+    mine = [c.summary() for c in changes if c.state in states]
+    return replace(p, report={**p.report, "changes": mine}) if mine else p
 
 
 _COMPARED = ("cdtfa", "sst_county")  # formats whose report lists disagreements with what is imported

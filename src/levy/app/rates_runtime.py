@@ -8,6 +8,11 @@ traffic and runs :meth:`RatesRuntime.refresh_forever`, which looks at
 refresh off) and, when an import was added, builds a new table off the event
 loop and replaces the reference in one assignment. A calculation reads the
 reference once and never reads a rate from the database.
+
+The address-level records (ZIP+4 and street ranges, the bulk of the SST
+boundary files) are not held as objects: they stay in an address file
+(:mod:`levy.store.address_file`) that the table queries, built on this host
+from the database the first time an import set is loaded (issue 33).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from levy.domain.tax.rates import RateTable
 from levy.rates.builtin import builtin_rate_table, load_holidays, load_taxability
+from levy.store import address_file
 from levy.store import rates as store
 from levy.store.db import transaction
 
@@ -70,8 +76,10 @@ class RatesRuntime:
             marker = await store.imports_marker(conn)
             if not force and self._loaded is not None and self._loaded.marker == marker:
                 return False
-            rows = await store.all_records(conn)
-        table = await asyncio.to_thread(builtin_rate_table, rows)
+            path = await address_file.ensure(conn, address_file.directory_for(self._engine.url))
+            rows = await store.all_records(conn, address_level=path is None)
+        addresses = await asyncio.to_thread(address_file.AddressFile, path) if path is not None else None
+        table = await asyncio.to_thread(builtin_rate_table, rows, addresses)
         self._loaded = LoadedRates(table, marker)
         # The table is hundreds of thousands of long-lived, acyclic objects: keep them
         # (and everything loaded so far) out of the cycle collector's full passes,
@@ -79,7 +87,8 @@ class RatesRuntime:
         # frees a replaced table). Collected first so that no garbage is frozen.
         gc.collect()
         gc.freeze()
-        log.info("rate table loaded: %d imports, %d records", marker[0], len(rows))
+        log.info("rate table loaded: %d imports, %d records in memory, %d in %s", marker[0], len(rows),
+                 addresses.records if addresses else 0, path or "no address file")
         return True
 
     async def refresh_forever(self, every: float) -> None:

@@ -23,8 +23,10 @@ def register(sub: Any) -> None:
         "(a bad file changes nothing), each file once (same SHA-256 again: 'already imported'). "
         "Per-ZIP tables (State,ZipCode,TaxRegionName,... header) are effective from the month in their name "
         "(..._CA202603.csv -> 2026-03-01). SST rate files are joined to their boundary file (--boundaries, or "
-        "XXB... beside XXR...): every boundary record (z ZIP, 4 ZIP+4, a street range) keeps its own effective "
-        "window; without a boundary file, their county rows are placed on each county's ZIPs, every row with "
+        "the XXB... file of the same state and quarter given with or beside XXR...; zip archives as the SST site "
+        "publishes them are read as the files in them): every boundary record (z ZIP, 4 ZIP+4, a street range) "
+        "keeps its own effective window, a ZIP with no z record gets a candidate per county of its records, and "
+        "each state's changes since its previous SST import are printed; without a boundary file, their county rows are placed on each county's ZIPs, every row with "
         "its own dates, as records stating the county rate only (the ZIPs keep the city and district rates of "
         "other imports; the city and district rows, which cannot be placed, are listed as warnings). California's CDTFA table (Location,Rate,... header) is effective from the date in its "
         "name (SalesTaxRates1-1-26.csv -> 2026-01-01). Levy's generic CSV (state,zip5,...,components header) is "
@@ -43,7 +45,8 @@ def register(sub: Any) -> None:
         "Older imports are kept: a past date uses the rates in force then. "
         "Running servers pick the new rates up within LEVY_RATES_REFRESH_SECONDS.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="Rate files, or directories whose files are all imported.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="Rate files, zip archives of rate files (as the SST site "
+                   "publishes them), or directories whose files (and archives) are all imported.")
     p.add_argument("--boundaries", metavar="FILE", help="SST boundary file for the SST rate files given.")
     p.add_argument(
         "--effective-from",
@@ -64,6 +67,12 @@ def register(sub: Any) -> None:
         action="store_true",
         help="Refuse the import (store nothing, exit 1) when any file's report has anomalies.",
     )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="Read, check and report as an import does (reports, changes since each state's previous SST "
+        "import, --strict refusals), then store nothing: check a new quarter before it takes effect.",
+    )
     p.add_argument("--no-progress", action="store_true", help="Do not draw the progress bar on stderr.")
     add_db(p)
     p.set_defaults(func=_rates_import)
@@ -76,6 +85,14 @@ def register(sub: Any) -> None:
 
 
 async def _rates_import(args: argparse.Namespace) -> int:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="levy-rates-") as unpacked:
+        return await _import_unpacked(args, unpacked)
+
+
+async def _import_unpacked(args: argparse.Namespace, unpacked: str) -> int:
+    from dataclasses import replace
     from pathlib import Path
 
     from levy.app.exchange_rates import (
@@ -87,7 +104,8 @@ async def _rates_import(args: argparse.Namespace) -> int:
     from levy.domain.errors import LevyError, ValidationFailed
 
     try:
-        files = expand(args.paths)
+        origins: dict[Path, Path] = {}
+        files = expand(args.paths, Path(unpacked), origins)
         if not files:
             raise ValidationFailed(f"{', '.join(args.paths)}: no rate file in it")
         reference = parse_reference_files([f for f in files if is_reference_rate_file(f)])
@@ -98,6 +116,7 @@ async def _rates_import(args: argparse.Namespace) -> int:
             effective_from=args.effective_from,
             source_kind=args.source_kind,
         )
+        parsed = [replace(p, path=origins.get(p.path, p.path)) for p in parsed]  # archive.zip/member
     except LevyError as e:
         _print_error(e)
         return 2
@@ -113,7 +132,7 @@ async def _rates_import(args: argparse.Namespace) -> int:
             print(line)
         if not files:
             return 0
-        report = await import_files(conn, parsed, progress, strict=args.strict)
+        report = await import_files(conn, parsed, progress, strict=args.strict, dry_run=args.dry_run)
         if bars and not args.no_progress:
             bars[0].finish()
         for path in report.skipped:
@@ -123,18 +142,47 @@ async def _rates_import(args: argparse.Namespace) -> int:
             if p.rate_report is not None and (not brief or p.rate_report.needs_attention):
                 for line in p.rate_report.lines():
                     print(line)
+        if report.changes:
+            print("changes since each state's previous SST import:")
+            for change in report.changes:
+                for line in change.lines():
+                    print(line)
         if report.refused:
             names = ", ".join(p.path.name for p in report.refused)
             print(f"error: --strict: anomalies in {names}", file=sys.stderr)
             print("nothing imported", file=sys.stderr)
             return 1
+        done = "would import" if args.dry_run else "imported"
         for p in report.imported:
-            print(f"{p.path}: imported {len(p.records)} rows ({p.format}, {_window(p)})")
-        for line in _summary(report):
+            print(f"{p.path}: {done} {len(p.records)} rows ({p.format}, {_window(p)})")
+        for line in _summary(report, args.dry_run):
             print(line)
+        if args.dry_run:
+            print("--dry-run: nothing stored")
+            raise DryRun
         return 0
 
-    return await with_store(args, run)
+    try:
+        code = await with_store(args, run)
+    except DryRun:
+        return 0
+    if code == 0 and files:
+        code = await with_store(args, _address_file, write=False)
+    return code
+
+
+async def _address_file(conn: Any) -> int:
+    """This host's address file of the imports, built now rather than by the next server start."""
+    from levy.store import address_file
+
+    path = await address_file.ensure(conn, address_file.directory_for(conn.engine.url))
+    if path is not None:
+        print(f"address-level records: {path}")
+    return 0
+
+
+class DryRun(Exception):
+    """Raised out of the import's transaction so that it rolls back (--dry-run)."""
 
 
 def _window(p: Any) -> str:
@@ -150,7 +198,7 @@ def _window(p: Any) -> str:
     return text
 
 
-def _summary(report: Any) -> list[str]:
+def _summary(report: Any, dry_run: bool = False) -> list[str]:
     """The closing lines: files, records, anomalies needing attention, and expected notes by kind."""
     reps = [p.rate_report for p in report.imported if p.rate_report is not None]
     anomalies = sum(len(r.anomalies) for r in reps)
@@ -158,7 +206,7 @@ def _summary(report: Any) -> list[str]:
     for r in reps:
         for kind, n in r.expected_counts().items():
             expected[kind] = expected.get(kind, 0) + n
-    out = [f"{len(report.imported)} file(s) imported ({sum(len(p.records) for p in report.imported)} records), "
+    out = [f"{len(report.imported)} file(s) {'would be imported' if dry_run else 'imported'} ({sum(len(p.records) for p in report.imported)} records), "
            f"{len(report.skipped)} already imported; {anomalies} anomalies need attention"
            + (" (listed above)" if anomalies else "")]
     if expected:

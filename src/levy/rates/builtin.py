@@ -70,11 +70,13 @@ def _intern(value: str | None) -> str | None:
     return sys.intern(value) if value else None
 
 
-def builtin_rate_table(records=()) -> RateTable:  # type: ignore[no-untyped-def]
+def builtin_rate_table(records=(), addresses=None) -> RateTable:  # type: ignore[no-untyped-def]
     """A RateTable of the built-in state data, the ZIP directory and imported ``records``
     (LocalRecord, or ZipRateRow read as estimated records), oldest import first; an
-    official level replaces what it includes (``level_inclusions.json``)."""
-    return RateTable.build(load_states(), records, zip_directory(), load_level_inclusions(), load_international())
+    official level replaces what it includes (``level_inclusions.json``). ``addresses``:
+    the address-level records held outside (``levy.store.address_file``)."""
+    return RateTable.build(load_states(), records, zip_directory(), load_level_inclusions(),
+                           international=load_international(), addresses=addresses)
 
 
 @lru_cache(maxsize=1)

@@ -304,6 +304,32 @@ def sst_records(
                 pieces.append((start, end, without_statewide_local(st, tuple(comps), start)))
         for start, end, local in pieces:
             out.extend(_expand(b, state, local, start, end, source, zips_by_state.get(state, [])))  # type: ignore[arg-type]
+    return out + county_candidates(out, source)
+
+
+def county_candidates(records: Sequence[LocalRecord], source: str) -> list[LocalRecord]:
+    """ZIP-level candidates of the ZIPs that have ZIP+4 or street records but no ``z`` record:
+    one per county the ZIP's records place it in (a ZIP across a county line gets one for each),
+    with the jurisdictions most of that county's records in the ZIP have, in each effective
+    window; the county with the most records is the primary one (the first seen on a tie).
+    They let an address given by its 5-digit ZIP alone resolve from the official data
+    (``zip5``, "among N candidates" when the ZIP is in several counties)."""
+    whole = {(r.state, r.zip5) for r in records if r.plus4_low is None and r.street is None}
+    groups: dict[tuple[str, str, date, date | None], dict[str, Counter[tuple[Component, ...]]]] = {}
+    for r in records:
+        if (r.state, r.zip5) in whole or r.zip5 is None:
+            continue
+        county = next((c.authority for c in r.components if c.type == "county"), "")
+        window = groups.setdefault((r.state, r.zip5, r.effective_from, r.effective_to), {})
+        window.setdefault(county, Counter())[r.components] += 1
+    out = []
+    for (state, zip5, start, end), counties in groups.items():
+        ranked = sorted(counties.values(), key=lambda c: -sum(c.values()))  # stable: the first seen on a tie
+        for i, sets in enumerate(ranked):
+            comps = sets.most_common(1)[0][0]
+            name = next((c.name for c in comps if c.type == "county"), None)
+            out.append(LocalRecord(state=state, zip5=zip5, components=comps, effective_from=start, effective_to=end,
+                                   source=source, source_kind="official_zip", county=name, primary=i == 0))
     return out
 
 

@@ -137,10 +137,12 @@ async def imports_marker(conn: AsyncConnection) -> tuple[int, str | None]:
     return int(row[0]), row[1]
 
 
-async def all_records(conn: AsyncConnection) -> list[LocalRecord | ZipRateRow]:
+async def all_records(conn: AsyncConnection, *, address_level: bool = True) -> list[LocalRecord | ZipRateRow]:
     """Every imported record, oldest import first (the rate table lets a later
     import win a tie): the per-ZIP rows of imports made before ``local_rates``
-    existed (read as estimated records by ``RateTable.build``), then the records."""
+    existed (read as estimated records by ``RateTable.build``), then the records.
+    ``address_level=False``: without the ZIP+4 and street-range records (an
+    address file holds them, :mod:`levy.store.address_file`)."""
     legacy = await conn.execute(
         select(
             zip_rates.c.state,
@@ -158,9 +160,38 @@ async def all_records(conn: AsyncConnection) -> list[LocalRecord | ZipRateRow]:
     )
     out: list[LocalRecord | ZipRateRow] = [ZipRateRow(*r) for r in legacy]
     # Streamed in chunks: the rows of a large import are never all in memory beside their records.
+    query = select(local_rates)
+    if not address_level:
+        query = query.where(local_rates.c.street_name.is_(None), local_rates.c.plus4_low.is_(None))
     result = await conn.stream(
-        select(local_rates).order_by(local_rates.c.import_id, local_rates.c.id).execution_options(yield_per=CHUNK)
+        query.order_by(local_rates.c.import_id, local_rates.c.id).execution_options(yield_per=CHUNK)
     )
+    decode = _decoder()
+    async for r in result:
+        out.append(decode(r))
+    return out
+
+
+async def latest_import(conn: AsyncConnection, format: str, state: str) -> RateImport | None:
+    """The newest import of ``format`` whose records are in ``state``."""
+    for imp in await list_imports(conn):
+        if imp.format == format and state in (imp.report or {}).get("states", ()):
+            return imp
+    return None
+
+
+async def records_of(conn: AsyncConnection, import_id: str, state: str) -> list[LocalRecord]:
+    """The records one import has in ``state``, in file order."""
+    result = await conn.stream(
+        select(local_rates).where(local_rates.c.import_id == import_id, local_rates.c.state == state)
+        .order_by(local_rates.c.id).execution_options(yield_per=CHUNK)
+    )
+    decode = _decoder()
+    return [decode(r) async for r in result]
+
+
+def _decoder() -> Callable[[Any], LocalRecord]:
+    """A function of a ``local_rates`` row to its LocalRecord, sharing equal values between rows."""
     decoded: dict[str, tuple[Component, ...]] = {}
     # One object per distinct value: the table keeps every record in memory, and
     # ZIPs, extensions, street parts, dates, sources and kinds repeat over them.
@@ -169,7 +200,7 @@ async def all_records(conn: AsyncConnection) -> list[LocalRecord | ZipRateRow]:
     def one(value: Any) -> Any:
         return seen.setdefault(value, value)
 
-    async for r in result:
+    def decode(r: Any) -> LocalRecord:
         components = decoded.get(r.components)
         if components is None:
             components = decoded[r.components] = tuple(
@@ -184,24 +215,23 @@ async def all_records(conn: AsyncConnection) -> list[LocalRecord | ZipRateRow]:
                 one(r.street_predir or ""), one(r.street_suffix or ""),
                 one(r.street_postdir or ""),
             )
-        out.append(
-            LocalRecord(
-                state=one(r.state),
-                zip5=one(r.zip5),
-                components=components,
-                effective_from=one(r.effective_from),
-                effective_to=one(r.effective_to),
-                source=one(r.source),
-                source_kind=one(r.source_kind),
-                city=one(r.city),
-                county=one(r.county),
-                plus4_low=one(r.plus4_low),
-                plus4_high=one(r.plus4_high),
-                street=street,
-                primary=r.is_primary,
-                unincorporated=r.unincorporated,
-                line=r.line,
-                scope=one(tuple(r.scope.split(","))) if r.scope else (),
-            )
+        return LocalRecord(
+            state=one(r.state),
+            zip5=one(r.zip5),
+            components=components,
+            effective_from=one(r.effective_from),
+            effective_to=one(r.effective_to),
+            source=one(r.source),
+            source_kind=one(r.source_kind),
+            city=one(r.city),
+            county=one(r.county),
+            plus4_low=one(r.plus4_low),
+            plus4_high=one(r.plus4_high),
+            street=street,
+            primary=r.is_primary,
+            unincorporated=r.unincorporated,
+            line=r.line,
+            scope=one(tuple(r.scope.split(","))) if r.scope else (),
         )
-    return out
+
+    return decode

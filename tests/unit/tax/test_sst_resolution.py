@@ -113,7 +113,11 @@ def synthetic() -> RateTable:
     bounds = parse_sst_boundaries(sst_synthetic.boundary_lines(N, N), "MNB2026Q2SYN.csv")
     assert len(bounds) == 2 * N
     records = sst_records(rates, bounds, "SYN", states_by_code(), zip_directory())
-    assert len(records) == 2 * N and {r.source_kind for r in records} == {"official_address"}
+    # 2N boundary records, and a ZIP candidate per county for each of the 2,000 ZIPs (55001..57000: ZIP+4
+    # record i in 55001 + i // 50, address pair k in 55001 + k // 25), each in counties 053 and 025: 4,000.
+    assert len(records) == 2 * N + 4000
+    assert {r.source_kind for r in records if r.zip5 and (r.plus4_low or r.street)} == {"official_address"}
+    assert sum(1 for r in records if r.source_kind == "official_zip") == 4000
     return RateTable.build(load_states(), records, zip_directory())
 
 
@@ -152,9 +156,23 @@ def test_synthetic_zip4(synthetic: RateTable, rules, i: int, plus4: str, county_
 
 def test_synthetic_misses(synthetic: RateTable, rules) -> None:  # type: ignore[no-untyped-def]
     zip5, _ = sst_synthetic.street_of(7)
-    # Beyond both sides' ranges, and no ZIP-level record: local rates missing, state only.
+    # Beyond both sides' ranges: the ZIP's default among its two county candidates (55001 has 50 records
+    # in county 053 and 50 in 025; on the tie the first seen, record 0 in 053 at 0.15%: 15).
     total, level, rows, taxes = tax(synthetic, rules, SYN_ON, postal_code=zip5, line1="1001 N Oak7 St")
-    assert (total, level, rows) == (688, "state", [("state", Decimal("0.06875"))])
-    assert "local rates for ZIP 55001 are not loaded" in taxes[0].detail
+    assert (total, level, rows) == (703, "zip5", [("state", Decimal("0.06875")), ("county", Decimal("0.0015"))])
+    assert "ZIP 55001 default among 2 candidates (official_zip: SYN)" in taxes[0].detail
     # Outside the records' window (2026-04-01..2026-06-30).
     assert tax(synthetic, rules, date(2026, 7, 1), postal_code=zip5, line1="101 N Oak7 St")[:2] == (688, "state")
+
+
+def test_a_zip_in_two_counties_has_a_candidate_for_each() -> None:
+    """Issue 33: the boundary records of a ZIP without a z record give one ZIP candidate per county."""
+    rates = parse_sst_rates(sst_synthetic.rate_lines(), "MNR2026Q2SYN.csv")
+    # 55001 only: ZIP+4 records 0..2 (counties 053, 025, 053) and one address pair (053 odd, 025 even).
+    bounds = parse_sst_boundaries(sst_synthetic.boundary_lines(3, 2), "MNB2026Q2SYN.csv")
+    records = sst_records(rates, bounds, "SYN", states_by_code(), zip_directory())
+    zip_level = [r for r in records if r.plus4_low is None and r.street is None]
+    # 053: 2 ZIP+4 + 1 address record = 3, 025: 1 + 1 = 2: 053 is the primary candidate.
+    assert [(r.zip5, r.components[0].authority, r.components[0].rate, r.primary) for r in zip_level] == [
+        ("55001", "27-00-053", Decimal("0.0015"), True), ("55001", "27-00-025", Decimal("0.0050"), False)]
+    assert {r.source_kind for r in zip_level} == {"official_zip"} and zip_level[0].county == zip_level[0].components[0].name

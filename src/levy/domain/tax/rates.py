@@ -26,7 +26,7 @@ from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.memo import BoundedMemo
@@ -234,6 +234,21 @@ class _ZipEntry:
 _EMPTY_ZIP = _ZipEntry()
 
 
+class AddressRecords(Protocol):
+    """Address-level records (ZIP+4 ranges and street ranges) held outside the
+    table (issue 33: :mod:`levy.store.address_file` keeps them in a file every
+    worker maps through the page cache). Records come back ranked as
+    :func:`_best_first` ranks them, street ranges normalised as
+    :func:`normal_range` makes them."""
+
+    zips: Mapping[tuple[str, str], tuple[bool, bool]]  # (state, ZIP) -> (has ZIP+4 ranges, has street ranges)
+    states: frozenset[str]
+
+    def plus4(self, state: str, zip5: str, plus4: str, on: date) -> LocalRecord | None: ...
+
+    def streets(self, state: str, zip5: str, street: str) -> tuple[tuple[LocalRecord, StreetRange], ...]: ...
+
+
 @dataclass(frozen=True)
 class RateTable:
     states: Mapping[str, StateInfo]
@@ -250,12 +265,17 @@ class RateTable:
     inclusions: tuple[LevelInclusion, ...] = ()
     # VAT and GST outside the US (issue 34; levy.domain.tax.international), None: US only.
     international: International | None = None
+    # The address-level records when they are held outside the table (they are then not in ``zips``).
+    addresses: AddressRecords | None = None
     # Resolutions already worked out, by what decides them (see resolve): the
     # table is immutable, so a resolution never changes; bounded. Kept (issue 23,
     # ``python -m bench.fast_paths``): 20.7 us against 35.6 us for a 3-line
     # calculation at three ZIP codes on the built-in tables (2% of a gRPC
     # calculation's server CPU; more with imported street-level records).
     _resolved: BoundedMemo[tuple[object, ...], Resolution] = field(
+        default_factory=lambda: BoundedMemo(RESOLUTION_CACHE_SIZE), init=False, repr=False, compare=False, hash=False
+    )
+    _address_rows: BoundedMemo[tuple[object, ...], tuple[JurisdictionRate, ...]] = field(
         default_factory=lambda: BoundedMemo(RESOLUTION_CACHE_SIZE), init=False, repr=False, compare=False, hash=False
     )
 
@@ -268,6 +288,7 @@ class RateTable:
         zip_directory: Mapping[str, ZipPlace] | None = None,
         inclusions: Iterable[LevelInclusion] = (),
         international: International | None = None,
+        addresses: AddressRecords | None = None,
     ) -> RateTable:
         """Index imported records, given oldest import first (a later one wins a tie).
 
@@ -278,7 +299,10 @@ class RateTable:
 
         A :class:`ZipRateRow` (a per-ZIP table row kept from before local
         records existed) is read as the estimated record :func:`zip_row_record`
-        makes of it."""
+        makes of it.
+
+        ``addresses``: the address-level records held outside the table (then
+        ``records`` has none of them)."""
         smap = {s.code: s for s in states}
         directory = dict(zip_directory or {})
         kept: list[LocalRecord] = []
@@ -290,13 +314,14 @@ class RateTable:
                 item = zip_row_record(st, item, directory.get(item.zip5))
             if item.state in smap:
                 kept.append(item)
-        return cls._index(smap, kept, directory, tuple(inclusions), international)
+        return cls._index(smap, kept, directory, tuple(inclusions), international, addresses)
 
     @classmethod
     def _index(
         cls, smap: dict[str, StateInfo], records: list[LocalRecord], directory: dict[str, ZipPlace],
         inclusions: tuple[LevelInclusion, ...] = (),
         international: International | None = None,
+        addresses: AddressRecords | None = None,
     ) -> RateTable:
         zip_level: dict[tuple[str, str], list[_Candidate]] = {}
         partial: dict[tuple[str, str], list[_Candidate]] = {}
@@ -323,7 +348,7 @@ class RateTable:
             elif r.street is not None:
                 rng = ranges.get(r.street)
                 if rng is None:
-                    rng = ranges[r.street] = _normal_range(r.street)
+                    rng = ranges[r.street] = normal_range(r.street)
                 streets.setdefault((r.state, r.zip5), {}).setdefault(rng.street, []).append((cand, rng))
             elif r.plus4_low is not None:
                 plus4.setdefault((r.state, r.zip5), []).append(cand)
@@ -352,17 +377,22 @@ class RateTable:
             zip_directory=directory,
             places={k: _best_first(v) for k, v in places.items()},
             unincorporated={k: _best_first(v) for k, v in unincorporated.items()},
-            imported_states=frozenset(r.state for r in records),
+            imported_states=frozenset(r.state for r in records) | (addresses.states if addresses else frozenset()),
             place_states=frozenset(s for s, _ in places.keys() | unincorporated.keys()),
             records=tuple(records),
             inclusions=inclusions,
             international=international,
+            addresses=addresses,
         )
 
     def with_records(self, records: Iterable[LocalRecord | ZipRateRow]) -> RateTable:
         """A new table with the records of a newer import added (they win ties)."""
         return RateTable.build(self.states.values(), [*self.records, *records], self.zip_directory, self.inclusions,
-                               self.international)
+                               international=self.international, addresses=self.addresses)
+
+    def has_zip(self, state: str, zip5: str) -> bool:
+        """Whether an imported record places ``zip5`` in ``state``."""
+        return (state, zip5) in self.zips or (self.addresses is not None and (state, zip5) in self.addresses.zips)
 
     # --------------------------------------------------------------- resolve
     def resolve(self, address: Address, on: date, pointer: str = "", address_pointer: str | None = None) -> Resolution:
@@ -415,7 +445,7 @@ class RateTable:
                 f"'{state}' is not a US state code.", pointer=f"{apointer}/state", input=address.state
             )
         entry = self.zips.get((state, zip5)) if zip5 else None
-        if zip5 and entry is None and place is not None and place.state != state:
+        if zip5 and entry is None and place is not None and place.state != state and not self.has_zip(state, zip5):
             raise ValidationFailed(
                 f"The postal code {zip5} does not belong to the state {state}.",
                 pointer=f"{apointer}/postal_code",
@@ -462,15 +492,17 @@ class RateTable:
         self, state: str, zip5: str, plus4: str | None, address: Address, county: str | None, entry: _ZipEntry, on: date
     ) -> tuple[ResolutionLevel, str, _Candidate] | None:
         """The local record an address reaches, first match in the documented order."""
-        if entry.streets and address.line1:
+        outside = self.addresses.zips.get((state, zip5), (False, False)) if self.addresses is not None else (False, False)
+        if (entry.streets or outside[1]) and address.line1:
             street = parse_line1(address.line1)
             if street is not None:
-                hit = _street_match(entry.streets.get(street.street, ()), street, on)
+                ranges = entry.streets.get(street.street, ()) or self._outside_streets(state, zip5, street.street, outside)
+                hit = _street_match(ranges, street, on)
                 if hit is not None:
                     cand, rng = hit
                     return "address", f"resolved by street range {_range_text(rng)} in ZIP {zip5} ({_source(cand)})", cand
-        if plus4 is not None and entry.plus4 is not None:
-            cand = entry.plus4.find(plus4, on)
+        if plus4 is not None and (entry.plus4 is not None or outside[0]):
+            cand = entry.plus4.find(plus4, on) if entry.plus4 is not None else self._outside_plus4(state, zip5, plus4, on)
             if cand is not None:
                 r = cand.record
                 return "zip4", f"resolved by ZIP+4 range {zip5}-{r.plus4_low}..{zip5}-{r.plus4_high} ({_source(cand)})", cand
@@ -485,12 +517,31 @@ class RateTable:
         best = in_force[0]
         if city and (any(c.record.city for c in in_force) or state in self.place_states):
             how = f"city '{city}' matches no candidate for ZIP {zip5}: ZIP {zip5} default ({_source(best)})"
-        elif len(in_force) > 1 or entry.plus4 or entry.streets or state in self.place_states:
+        elif len(in_force) > 1 or entry.plus4 or entry.streets or any(outside) or state in self.place_states:
             among = f" among {len(in_force)} candidates" if len(in_force) > 1 else ""
             how = f"ZIP {zip5} default{among} ({_source(best)}); send the city or ZIP+4 for a more precise rate"
         else:
             how = f"resolved by ZIP {zip5} ({_source(best)})"
         return "zip5", how, best
+
+    def _outside_plus4(self, state: str, zip5: str, plus4: str, on: date) -> _Candidate | None:
+        record = self.addresses.plus4(state, zip5, plus4, on) if self.addresses is not None else None
+        return None if record is None else _Candidate(record, self._rows(record))
+
+    def _outside_streets(
+        self, state: str, zip5: str, street: str, outside: tuple[bool, bool]
+    ) -> tuple[tuple[_Candidate, StreetRange], ...]:
+        if not outside[1] or self.addresses is None:
+            return ()
+        return tuple((_Candidate(r, self._rows(r)), rng) for r, rng in self.addresses.streets(state, zip5, street))
+
+    def _rows(self, r: LocalRecord) -> tuple[JurisdictionRate, ...]:
+        """The jurisdiction rows of a record read from ``addresses`` (shared by the records that have them)."""
+        key = (r.components, r.state, r.source)
+        rows = self._address_rows.get(key)
+        if rows is None:
+            rows = self._address_rows.put(key, tuple(_component_row(r, c) for c in r.components))
+        return rows
 
     def _by_city(
         self, state: str, zip5: str, city: str, county: str | None, in_force: list[_Candidate], on: date
@@ -592,7 +643,7 @@ def _source(cand: _Candidate) -> str:
     return f"{r.source_kind}: {r.source}" + (f" line {r.line}" if r.line else "") + notes
 
 
-def _normal_range(r: StreetRange) -> StreetRange:
+def normal_range(r: StreetRange) -> StreetRange:
     """``r`` with its parts as :func:`parse_line1` gives them (``r`` itself when they already are)."""
     normal = StreetRange(
         r.low, r.high, r.parity, normalise_street_part(r.street),

@@ -1,0 +1,233 @@
+"""Boundary records at scale (issue 33): ``python -m bench.boundary_store``.
+
+For each size (records of the synthetic SST boundary file in the official
+89-column layout, ``bench/sst_synthetic.py``: half ZIP+4 records, half address
+records), on a fresh SQLite database:
+
+* ``levy rates import`` of the rate and boundary files: wall time and CPU
+  seconds, peak RSS (``wait4``), records per second, database and address file sizes
+  (the import builds the address file too);
+* ``levy serve --workers W`` (W = 1 and 2): seconds until ``/healthz`` answers
+  (wall, and the server's CPU seconds: on a shared machine the CPU figure is the
+  steadier one), and memory summed over the server's processes (PSS from
+  ``/proc/<pid>/smaps_rollup``: a page mapped by two workers counts half in each);
+* the same server on a database with the per-ZIP tables only (no boundary
+  records) for the side-by-side figures;
+* look-ups in process: the rate table's ``resolve`` at ZIP+4 and street
+  addresses of the file, p50 and p99 in microseconds, against ZIP-only look-ups.
+
+Prints one JSON object per size. Sizes are in records: ``--records 200000
+--records 1000000``. Run it on a quiet machine: it starts servers and writes
+files of about 130 bytes per record in ``--workdir``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import sst_synthetic
+from bench.harness import ROOT, levy, levy_env, levy_server, server_cpu_seconds
+
+
+def _children(pid: int) -> list[int]:
+    out = [pid]
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return out
+    for k in kids:
+        out.extend(_children(int(k)))
+    return out
+
+
+def pss_mb(pid: int) -> float:
+    """PSS of ``pid`` and its descendants, MB."""
+    total = 0
+    for p in _children(pid):
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024
+
+
+def timed_import(db: str, *paths: str) -> dict[str, float]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "levy", "rates", "import", *paths, "--no-progress",
+                             "--database-url", db], env=levy_env(), cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    s = time.perf_counter() - t0
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if status != 0:
+        raise RuntimeError(f"import failed: {out}\n{err}")
+    return {"seconds": round(s, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+
+
+def serve_figures(db: str, workdir: Path, workers: int) -> dict[str, float]:
+    t0 = time.perf_counter()
+    with levy_server(db, workdir, workers=workers, name=f"serve{workers}", start_timeout=900) as server:
+        start = time.perf_counter() - t0
+        cpu = server_cpu_seconds(server.pid)
+        time.sleep(1.0 if workers == 1 else 3.0)  # every worker up (the parent answers as soon as one is)
+        return {"startup_s": round(start, 2), "startup_cpu_s": round(cpu, 2), "pss_mb": round(pss_mb(server.pid), 1)}
+
+
+def lookups(db: str, records: int, samples: int = 2000) -> dict[str, float]:
+    """resolve() at ZIP+4 and street addresses of the file (and at bare ZIPs), p50/p99 in microseconds."""
+    import asyncio
+    import random
+
+    from levy.app.rates_runtime import RatesRuntime
+    from levy.domain.memo import BoundedMemo
+    from levy.domain.tax.model import Address
+    from levy.store.db import create_engine
+
+    async def load() -> Any:
+        engine = create_engine(db)
+        rt = RatesRuntime(engine)
+        await rt.load()
+        await engine.dispose()
+        return rt.table
+
+    table = asyncio.run(load())
+    rnd = random.Random(33)
+    n4 = records // 2
+    on = sst_synthetic.date_in_force()
+    figures: dict[str, float] = {}
+    for kind in ("zip4", "address", "zip5"):
+        times = []
+        for _ in range(samples):
+            if kind == "address":
+                k = rnd.randrange(n4 // 2)
+                z, street = sst_synthetic.street_of(k)
+                addr = Address(line1=f"{rnd.randrange(1, 999)} N {street} ST", city="", state="MN", postal_code=z,
+                               country="US")
+            else:
+                z, lo, _, _ = sst_synthetic.zip4_of(rnd.randrange(n4))
+                code = f"{z}-{lo}" if kind == "zip4" else z
+                addr = Address(line1="", city="", state="MN", postal_code=code, country="US")
+            object.__setattr__(table, "_resolved", BoundedMemo(16))  # no cached answer
+            t0 = time.perf_counter()
+            res = table.resolve(addr, on)
+            times.append((time.perf_counter() - t0) * 1e6)
+            assert kind == "zip5" or res.level == kind, (kind, res.level, res.how)
+        times.sort()
+        figures[f"{kind}_p50_us"] = round(times[len(times) // 2], 1)
+        figures[f"{kind}_p99_us"] = round(times[int(len(times) * 0.99)], 1)
+    return figures
+
+
+def run(records: int, workdir: Path, workers: tuple[int, ...]) -> dict[str, Any]:
+    work = workdir / f"n{records}"
+    work.mkdir(parents=True, exist_ok=True)
+    db_file = work / "levy.db"
+    db = f"sqlite+aiosqlite:///{db_file}"
+    levy(db, "migrate")
+    base = {w: serve_figures(db, work, w) for w in workers}
+    n4 = records // 2
+    rates, bounds = sst_synthetic.write(work / "sst", n4, records - n4)
+    imp = timed_import(db, str(rates), str(bounds))
+    imp["records_per_s"] = round(records / imp["seconds"])
+    imp["db_mb"] = round(db_file.stat().st_size / 1e6, 1)
+    stores = list(work.glob("levy.db.addresses/addresses-*.sqlite"))
+    imp["address_file_mb"] = round(sum(p.stat().st_size for p in stores) / 1e6, 1)
+    out: dict[str, Any] = {"records": records, "import": imp, "per_zip_only": base}
+    out["with_boundaries"] = {w: serve_figures(db, work, w) for w in workers}
+    out["lookups"] = lookups(db, records)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=int, action="append", help="boundary records (repeatable; default 200000)")
+    ap.add_argument("--workers", default="1,2", help="worker counts, comma-separated (default 1,2)")
+    ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--file-only", action="store_true", help="the address file alone (build, open, look-ups): no import, no server")
+    args = ap.parse_args()
+    workers = tuple(int(w) for w in args.workers.split(","))
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="levy-bnd-"))
+    for n in args.records or [200_000]:
+        print(json.dumps(file_only(n, workdir) if args.file_only else run(n, workdir, workers)), flush=True)
+
+
+def file_only(records: int, workdir: Path) -> dict[str, Any]:
+    """The address file alone at ``records`` (no database, no import): build seconds (CPU), size,
+    open seconds and RSS growth of the process that opens it, and look-ups of the file's addresses."""
+    import random
+    import resource
+    from datetime import date
+    from types import SimpleNamespace
+
+    from levy.store.address_file import AddressFile, _Writer
+
+    comps = '[{"type": "county", "name": "County 053", "rate": "0.0015", "code": "US-CO-MN-C053", "authority": "27-00-053"}]'
+    path = workdir / f"addresses-{records}.sqlite"
+    path.unlink(missing_ok=True)
+    n4 = records // 2
+    begin = date(2026, 4, 1)
+
+    def rows(lo: int, hi: int) -> list[Any]:
+        out = []
+        for i in range(lo, hi):
+            base = dict(state="MN", effective_from=begin, effective_to=None, source="MNR+MNB", source_kind="official_address",
+                        is_primary=False, components=comps, line=i + 1, plus4_low=None, plus4_high=None, street_name=None)
+            if i < n4:
+                z, plo, phi, _ = sst_synthetic.zip4_of(i, 10001)
+                base.update(zip5=z, plus4_low=plo, plus4_high=phi)
+            else:
+                z, street = sst_synthetic.street_of((i - n4) // 2, 10001)
+                odd = i % 2 == 0
+                base.update(zip5=z, street_low=1 if odd else 2, street_high=999 if odd else 998,
+                            street_parity="odd" if odd else "even", street_name=street, street_predir="N",
+                            street_suffix="ST", street_postdir="")
+            out.append(SimpleNamespace(**base))
+        return out
+
+    cpu0 = time.process_time()
+    writer = _Writer(path)
+    for lo in range(0, records, 50_000):
+        writer.add(rows(lo, min(records, lo + 50_000)))
+    writer.finish("bench")
+    build_cpu = time.process_time() - cpu0
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    f = AddressFile(path)
+    open_s = time.perf_counter() - t0
+    rnd = random.Random(33)
+    on = date(2026, 5, 15)
+    times = {"zip4": [], "street": []}
+    for _ in range(2000):
+        z, plo, _, _ = sst_synthetic.zip4_of(rnd.randrange(n4), 10001)
+        t0 = time.perf_counter()
+        assert f.plus4("MN", z, plo, on) is not None
+        times["zip4"].append((time.perf_counter() - t0) * 1e6)
+        z, street = sst_synthetic.street_of(rnd.randrange((records - n4) // 2), 10001)
+        t0 = time.perf_counter()
+        assert f.streets("MN", z, street)
+        times["street"].append((time.perf_counter() - t0) * 1e6)
+    out: dict[str, Any] = {"records": records, "build_cpu_s": round(build_cpu, 1),
+                           "file_mb": round(path.stat().st_size / 1e6, 1), "open_s": round(open_s, 3),
+                           "open_rss_growth_mb": round((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024, 1)}
+    for kind, values in times.items():
+        values.sort()
+        out[f"{kind}_p50_us"] = round(values[len(values) // 2], 1)
+        out[f"{kind}_p99_us"] = round(values[int(len(values) * 0.99)], 1)
+    path.unlink()
+    return out
+
+
+if __name__ == "__main__":
+    main()

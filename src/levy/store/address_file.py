@@ -1,0 +1,311 @@
+"""The address-level records (ZIP+4 ranges and street ranges, SST ``4`` and
+``a`` records) in a file of their own, read through the page cache (issue 33).
+
+Why: held as Python objects, each record costs about 600 bytes in EVERY worker
+and is rebuilt at every start (+200 s and +600 MB per million records,
+measured; docs/performance.md). Here they are rows of an indexed SQLite file
+that every worker opens read-only (``immutable=1``: no locks, pages shared
+through the kernel's page cache): start-up opens the file and reads only its
+small tables (component sets, sources, the ZIPs it covers), and a look-up is
+one indexed query (tens of microseconds).
+
+The file is derived data: built from ``local_rates`` of the database (the
+truth), named by the imports it holds (a digest of their ids), written to a
+temporary file, fsync'ed and renamed into place, so a reader sees a whole file
+or none. Every host builds its own on first need (``ensure``), under a file
+lock so that the workers of one host build it once; hosts share no disk. A new
+import gives a new name: a running server opens the new file and drops the old
+one when its refresh swaps the rate table (open files stay readable after the
+old one is removed).
+
+Directory: ``LEVY_ADDRESS_DIR``, else ``<database file>.addresses/`` beside a
+SQLite database, else ``$XDG_CACHE_HOME/levy/addresses/<database digest>/``
+(``~/.cache`` by default) for PostgreSQL.
+
+Order: the rows of one ZIP are ranked as the in-memory table ranks them
+(:func:`levy.domain.tax.rates._best_first`): source kind, primary, later
+``effective_from``, then the later import (``seq``, the order rows are read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.domain.tax.local_rates import (
+    SOURCE_PRECEDENCE,
+    Component,
+    LocalRecord,
+    StreetRange,
+)
+from levy.domain.tax.rates import normal_range
+from levy.store.tables.areas import local_rates, rate_imports
+
+log = logging.getLogger(__name__)
+
+FORMAT = 2  # bumped when the layout changes: an older file is rebuilt
+_OPEN_END = date.max.toordinal()
+_CHUNK = 20_000
+_KINDS = tuple(SOURCE_PRECEDENCE)
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+CREATE TABLE comps (id INTEGER PRIMARY KEY, json TEXT NOT NULL);
+CREATE TABLE sources (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE plus4 (zip INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL, ef INTEGER NOT NULL,
+  et INTEGER NOT NULL, rank INTEGER NOT NULL, comp INTEGER NOT NULL, src INTEGER NOT NULL, line INTEGER NOT NULL,
+  kind INTEGER NOT NULL, prim INTEGER NOT NULL);
+CREATE TABLE streets (zip INTEGER NOT NULL, name TEXT NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL,
+  parity TEXT NOT NULL, predir TEXT NOT NULL, suffix TEXT NOT NULL, postdir TEXT NOT NULL, ef INTEGER NOT NULL,
+  et INTEGER NOT NULL, rank INTEGER NOT NULL, comp INTEGER NOT NULL, src INTEGER NOT NULL, line INTEGER NOT NULL,
+  kind INTEGER NOT NULL, prim INTEGER NOT NULL, rname TEXT NOT NULL, rpredir TEXT NOT NULL,
+  rsuffix TEXT NOT NULL, rpostdir TEXT NOT NULL);
+"""
+# Indexes after the rows are in (one sorted build, not one insert at a time).
+_INDEXES = """
+CREATE INDEX plus4_at ON plus4 (zip, lo);
+CREATE INDEX streets_at ON streets (zip, name, rank);
+CREATE TABLE zips AS SELECT zip, max(p4) AS p4, max(st) AS st FROM (SELECT DISTINCT zip, 1 AS p4, 0 AS st FROM plus4
+  UNION ALL SELECT DISTINCT zip, 0, 1 FROM streets) GROUP BY zip;
+"""
+
+
+def _zip_key(state: str, zip5: str) -> int:
+    """(state, ZIP) as one integer: the state's two letters, then the five digits."""
+    return (ord(state[0]) * 256 + ord(state[1])) * 100_000 + int(zip5)
+
+
+def _key_zip(key: int) -> tuple[str, str]:
+    st, z = divmod(key, 100_000)
+    return chr(st // 256) + chr(st % 256), f"{z:05d}"
+
+
+# ------------------------------------------------------------------ where
+def directory_for(database_url: str) -> Path:
+    """Where the address files of ``database_url`` live (see the module doc)."""
+    configured = os.environ.get("LEVY_ADDRESS_DIR", "").strip()
+    if configured:
+        return Path(configured)
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        return Path(url.database + ".addresses")
+    ident = f"{url.get_backend_name()}://{url.host}:{url.port}/{url.database}"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "levy" / "addresses" / hashlib.sha256(ident.encode()).hexdigest()[:16]
+
+
+async def imports_digest(conn: AsyncConnection) -> str:
+    """A name for the set of imports the database holds (their ids)."""
+    ids = sorted(r[0] for r in await conn.execute(select(rate_imports.c.id)))
+    return hashlib.sha256(f"v{FORMAT}:".encode() + "\n".join(ids).encode()).hexdigest()[:24]
+
+
+def _is_address(table: Any = local_rates) -> Any:
+    return or_(table.c.street_name.is_not(None), table.c.plus4_low.is_not(None))
+
+
+# ------------------------------------------------------------------ build
+class _Writer:
+    """Rows of the address file being built (in a temporary file)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(path, check_same_thread=False)
+        self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;" + _SCHEMA)
+        self.comps: dict[str, int] = {}
+        self.sources: dict[str, int] = {}
+        self.ranges: dict[tuple[Any, ...], StreetRange] = {}
+        self.seq = 0
+        self.count = 0
+
+    def _id(self, table: dict[str, int], value: str, name: str) -> int:
+        found = table.get(value)
+        if found is None:
+            found = table[value] = len(table)
+            col = "json" if name == "comps" else "text"
+            self.db.execute(f"INSERT INTO {name} (id, {col}) VALUES (?, ?)", (found, value))
+        return found
+
+    def add(self, rows: Sequence[Any]) -> None:
+        """Rows of ``local_rates`` (address-level), in import order."""
+        p4, st = [], []
+        for r in rows:
+            self.seq += 1
+            common = (
+                r.effective_from.toordinal(), r.effective_to.toordinal() if r.effective_to else _OPEN_END,
+                _rank(r.source_kind, r.is_primary, r.effective_from, self.seq),
+                self._id(self.comps, r.components, "comps"), self._id(self.sources, r.source, "sources"), r.line or 0,
+                _KINDS.index(r.source_kind), int(bool(r.is_primary)),
+            )
+            key = _zip_key(r.state, r.zip5)
+            if r.street_name is not None:
+                raw = (r.street_low, r.street_high, r.street_parity, r.street_name, r.street_predir or "",
+                       r.street_suffix or "", r.street_postdir or "")
+                rng = self.ranges.get(raw)
+                if rng is None:
+                    if len(self.ranges) > 200_000:
+                        self.ranges.clear()
+                    rng = self.ranges[raw] = normal_range(StreetRange(*raw))
+                st.append((key, rng.street, rng.low, rng.high, rng.parity, rng.predir, rng.suffix, rng.postdir,
+                           *common, *raw[3:]))
+            else:
+                p4.append((key, int(r.plus4_low), int(r.plus4_high), *common))
+        self.db.executemany("INSERT INTO plus4 VALUES (?,?,?,?,?,?,?,?,?,?,?)", p4)
+        self.db.executemany("INSERT INTO streets VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", st)
+        self.count += len(rows)
+
+    def finish(self, digest: str) -> None:
+        self.db.executescript(_INDEXES)
+        self.db.executemany("INSERT INTO meta VALUES (?, ?)",
+                            [("format", str(FORMAT)), ("imports", digest), ("records", str(self.count))])
+        self.db.commit()
+        self.db.execute("ANALYZE")
+        self.db.commit()
+        self.db.close()
+
+
+def _rank(kind: str, primary: bool, effective_from: date, seq: int) -> int:
+    """One integer ordering rows as ``_best_first`` does (larger is better)."""
+    return ((SOURCE_PRECEDENCE.get(kind, 0) * 2 + int(bool(primary))) * 4_000_000 + effective_from.toordinal()) \
+        * 1_000_000_000 + seq
+
+
+async def ensure(conn: AsyncConnection, directory: Path) -> Path | None:
+    """The address file of the imports ``conn`` sees, built if this host has none
+    (None when no record is address-level). Older files of the directory are removed."""
+    digest = await imports_digest(conn)
+    path = directory / f"addresses-{digest}.sqlite"
+    if path.exists():
+        return path
+    has_any = (await conn.execute(select(local_rates.c.id).where(_is_address()).limit(1))).first()
+    if has_any is None:
+        return None
+    lock = await asyncio.to_thread(_acquire, directory)
+    try:
+        if path.exists():  # another worker of this host built it meanwhile
+            return path
+        tmp = directory / f".addresses-{digest}.{os.getpid()}.tmp"
+        tmp.unlink(missing_ok=True)
+        writer = await asyncio.to_thread(_Writer, tmp)
+        try:
+            result = await conn.stream(
+                select(local_rates).where(_is_address())
+                .order_by(local_rates.c.import_id, local_rates.c.id).execution_options(yield_per=_CHUNK)
+            )
+            async for chunk in result.partitions(_CHUNK):
+                await asyncio.to_thread(writer.add, chunk)
+            await asyncio.to_thread(writer.finish, digest)
+            await asyncio.to_thread(_publish, tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        log.info("address file built: %s (%d records)", path, writer.count)
+        for old in directory.glob("addresses-*.sqlite"):
+            if old != path:
+                old.unlink(missing_ok=True)  # workers still reading it keep their open file
+        return path
+    finally:
+        await asyncio.to_thread(_release, lock)
+
+
+def _acquire(directory: Path) -> Any:
+    directory.mkdir(parents=True, exist_ok=True)
+    f = open(directory / ".lock", "a+b")  # noqa: SIM115 (released by _release)
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+def _release(f: Any) -> None:
+    fcntl.flock(f, fcntl.LOCK_UN)
+    f.close()
+
+
+def _publish(tmp: Path, path: Path) -> None:
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ------------------------------------------------------------------- read
+class AddressFile:
+    """An open address file: the look-ups :class:`~levy.domain.tax.rates.RateTable` asks for
+    (:class:`~levy.domain.tax.rates.AddressRecords`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        self._lock = threading.Lock()  # one statement at a time on the connection
+        self._comps = {i: _components(j) for i, j in self._db.execute("SELECT id, json FROM comps")}
+        self._sources = dict(self._db.execute("SELECT id, text FROM sources"))
+        zips: dict[tuple[str, str], tuple[bool, bool]] = {}
+        for key, p4, st in self._db.execute("SELECT zip, p4, st FROM zips"):  # one row per ZIP, made at build
+            zips[_key_zip(key)] = (bool(p4), bool(st))
+        self.zips = zips
+        self.states = frozenset(s for s, _ in zips)
+        self.records = int(self._db.execute("SELECT value FROM meta WHERE key = 'records'").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _record(self, state: str, zip5: str, ef: int, et: int, comp: int, src: int, line: int, kind: int,
+                prim: int, **kw: Any) -> LocalRecord:
+        return LocalRecord(
+            state=state, zip5=zip5, components=self._comps[comp], effective_from=date.fromordinal(ef),
+            effective_to=None if et == _OPEN_END else date.fromordinal(et), source=self._sources[src],
+            source_kind=_KINDS[kind], primary=bool(prim), line=line, **kw,  # type: ignore[arg-type]
+        )
+
+    def plus4(self, state: str, zip5: str, plus4: str, on: date) -> LocalRecord | None:
+        """The best-ranked ZIP+4 range containing ``plus4`` in force on ``on``."""
+        day, p4 = on.toordinal(), int(plus4)
+        with self._lock:
+            row = self._db.execute(
+                "SELECT lo, hi, ef, et, comp, src, line, kind, prim FROM plus4 WHERE zip = ? AND lo <= ? AND hi >= ? "
+                "AND ef <= ? AND et >= ? ORDER BY rank DESC LIMIT 1", (_zip_key(state, zip5), p4, p4, day, day),
+            ).fetchone()
+        if row is None:
+            return None
+        lo, hi, *rest = row
+        return self._record(state, zip5, *rest, plus4_low=f"{lo:04d}", plus4_high=f"{hi:04d}")
+
+    def streets(self, state: str, zip5: str, street: str) -> tuple[tuple[LocalRecord, StreetRange], ...]:
+        """The ranges of ``street`` (normalised as ``parse_line1`` gives it) in the ZIP, best-ranked first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT lo, hi, parity, predir, suffix, postdir, ef, et, comp, src, line, kind, prim, rname, rpredir, "
+                "rsuffix, rpostdir FROM streets WHERE zip = ? AND name = ? ORDER BY rank DESC",
+                (_zip_key(state, zip5), street),
+            ).fetchall()
+        out = []
+        for lo, hi, parity, predir, suffix, postdir, ef, et, comp, src, line, kind, prim, *raw in rows:
+            written = StreetRange(lo, hi, parity, raw[0], raw[1], raw[2], raw[3])
+            rec = self._record(state, zip5, ef, et, comp, src, line, kind, prim, street=written)
+            out.append((rec, StreetRange(lo, hi, parity, street, predir, suffix, postdir)))
+        return tuple(out)
+
+
+def _components(text: str) -> tuple[Component, ...]:
+    return tuple(
+        Component(c["type"], c["name"], Decimal(c["rate"]), c["code"], c.get("authority", "")) for c in json.loads(text)
+    )
+

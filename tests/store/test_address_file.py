@@ -1,0 +1,143 @@
+"""The address file (issue 33, levy.store.address_file): the same answers as the
+table that holds every record in memory (today's resolver, kept as the
+reference), on random addresses of a synthetic SST boundary file, on SQLite and
+PostgreSQL; built once per import set, atomically, and rebuilt for a new one."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from levyserver import fresh_database
+
+from bench import sst_synthetic
+from levy.domain.tax.local_rates import Component, LocalRecord
+from levy.domain.tax.model import Address
+
+N4, NA = 600, 600  # ZIP+4 and address records of the synthetic file: ZIPs 55001..55012
+
+
+def _later_records() -> list[LocalRecord]:
+    """A second import over the same ZIPs: overlapping ZIP+4 ranges (one starting later, one
+    open-ended) that must win or lose exactly as in memory (later start, then later import), and
+    ZIP-level records for half the ZIPs (a miss there falls to the ZIP, elsewhere to the state)."""
+    comp = (Component("city", "Testville", __import__("decimal").Decimal("0.01"), "US-CI-MN-TESTVILLE", "27-01-1"),)
+    out = []
+    for z in range(55001, 55013):
+        out.append(LocalRecord("MN", f"{z:05d}", comp, date(2026, 5, 1), None, "later.csv", "official_address",
+                               plus4_low="0100", plus4_high="0300", line=z - 55000))
+        out.append(LocalRecord("MN", f"{z:05d}", comp, date(2026, 4, 1), date(2026, 6, 30), "later.csv",
+                               "official_address", plus4_low="9000", plus4_high="9999", line=100 + z - 55000))
+        if z % 2:
+            out.append(LocalRecord("MN", f"{z:05d}", comp, date(2026, 1, 1), None, "later.csv", "official_zip",
+                                   primary=True, line=200 + z - 55000))
+    return out
+
+
+async def _setup(url: str, folder: Path) -> None:
+    from levy.app.rate_import import ParsedFile, build, import_files
+    from levy.store import migrate
+    from levy.store.db import create_engine
+
+    engine = create_engine(url, pool_size=1)
+    try:
+        await migrate.upgrade(engine)
+        rates, bounds = sst_synthetic.write(folder, N4, NA)
+        async with engine.begin() as conn:
+            await import_files(conn, build([rates, bounds]))
+        async with engine.begin() as conn:
+            later = _later_records()
+            await import_files(conn, [ParsedFile(Path("later.csv"), "test", "later-sha", date(2026, 4, 1), None,
+                                                 later, {"rows_read": len(later)})])
+    finally:
+        await engine.dispose()
+
+
+async def _tables(url: str, directory: Path) -> tuple[Any, Any, Path]:
+    """(table with every record in memory, table with an address file, the file)."""
+    from levy.rates.builtin import builtin_rate_table
+    from levy.store import address_file
+    from levy.store import rates as store
+    from levy.store.db import create_engine
+
+    engine = create_engine(url, pool_size=1)
+    try:
+        async with engine.connect() as conn:
+            everything = await store.all_records(conn)
+            path = await address_file.ensure(conn, directory)
+            assert path is not None
+            zip_level = await store.all_records(conn, address_level=False)
+    finally:
+        await engine.dispose()
+    assert len(zip_level) < len(everything)
+    return builtin_rate_table(everything), builtin_rate_table(zip_level, address_file.AddressFile(path)), path
+
+
+def _addresses(rnd: random.Random, n: int) -> list[tuple[Address, date]]:
+    out = []
+    for _ in range(n):
+        day = date(2026, 3, 25) + timedelta(days=rnd.randrange(110))  # before, in and after the window
+        pick = rnd.randrange(4)
+        if pick == 0:
+            z, street = sst_synthetic.street_of(rnd.randrange(NA // 2 + 5))
+            number = rnd.randrange(0, 1100)
+            pre = rnd.choice(["N ", "S ", "", "North "])
+            suffix = rnd.choice([" ST", " AVE", "", " Street"])
+            out.append((Address(line1=f"{number} {pre}{street}{suffix}", state="MN", postal_code=z), day))
+        else:
+            z = f"{55001 + rnd.randrange(N4 // 50 + 1):05d}"
+            plus4 = f"{rnd.randrange(10_000):04d}"
+            code = z if pick == 3 else f"{z}-{plus4}"
+            out.append((Address(line1="1 Nowhere Rd", state="MN", postal_code=code), day))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_same_answers_as_the_records_in_memory(kind: str, tmp_path: Path) -> None:
+    with fresh_database(kind, tmp_path) as url:
+        asyncio.run(_setup(url, tmp_path / "sst"))
+        memory, filed, path = asyncio.run(_tables(url, tmp_path / "addresses"))
+    levels: dict[str, int] = {}
+    for address, day in _addresses(random.Random(33), 3000):
+        want, got = memory.resolve(address, day), filed.resolve(address, day)
+        assert got == want, (address, day)
+        levels[want.level] = levels.get(want.level, 0) + 1
+    # The sample reaches every address level, misses included (not a vacuous comparison).
+    assert all(levels.get(level, 0) > 100 for level in ("address", "zip4", "zip5", "state")), levels
+    assert filed.has_zip("MN", "55003") and not filed.has_zip("WI", "55003")
+    assert path.name.startswith("addresses-") and path.stat().st_size > 0
+
+
+def test_built_once_atomically_and_rebuilt_for_a_new_import(tmp_path: Path) -> None:
+    from levy.store import address_file
+
+    with fresh_database("sqlite", tmp_path) as url:
+        asyncio.run(_setup(url, tmp_path / "sst"))
+        directory = tmp_path / "addresses"
+        _, _, first = asyncio.run(_tables(url, directory))
+        built = first.stat().st_mtime_ns
+        _, _, again = asyncio.run(_tables(url, directory))
+        assert again == first and again.stat().st_mtime_ns == built  # the same import set: not rebuilt
+        assert not list(directory.glob("*.tmp"))  # no temporary file left behind
+
+        async def one_more() -> None:
+            from levy.app.rate_import import ParsedFile, import_files
+            from levy.store.db import create_engine
+
+            engine = create_engine(url, pool_size=1)
+            try:
+                async with engine.begin() as conn:
+                    rec = _later_records()[:1]
+                    await import_files(conn, [ParsedFile(Path("q3.csv"), "test", "q3-sha", date(2026, 7, 1), None,
+                                                         rec, {"rows_read": 1})])
+            finally:
+                await engine.dispose()
+
+        asyncio.run(one_more())
+        _, _, second = asyncio.run(_tables(url, directory))
+        assert second != first and second.exists() and not first.exists()  # the old file removed
+        assert address_file.directory_for(url) == Path(str(tmp_path / "levy.db") + ".addresses")
