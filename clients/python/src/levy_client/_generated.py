@@ -309,7 +309,8 @@ class CalculatedLineItem(TypedDict, total=False):
     local jurisdictions, first match wins: `address` (a street range matched
     `line1`), `zip4` (a ZIP+4 range), `city` (the address city among the
     ZIP's candidates), `zip5` (the ZIP's default candidate) or `state`
-    (state-level only). Empty for collected-tax lines. Each tax row's
+    (state-level only); outside the US `country` or `province` (a Canadian
+    province, docs/international.md). Empty for collected-tax lines. Each tax row's
     `detail` says the same in words.
     """
     sourcing: Required[str]
@@ -942,6 +943,13 @@ class OrganizationSettings(TypedDict, total=False):
     """`certificate_only` or `certificate_and_product_tax_code`."""
     updated_at: Required[str | None]
     """Last change."""
+    filing_currencies: Required[dict[str, str]]
+    """The currency of the organization's returns per country: ISO 3166-1 alpha-2 country ->
+    ISO 4217 currency, for example `{"US": "USD", "GB": "GBP"}`. Responses show every country
+    with a currency (the defaults with the organization's choices over them). A PATCH replaces
+    the organization's choices: a country left out goes back to its default (or to none). US
+    returns are in USD: another currency for US is refused (422 at `/filing_currencies/US`).
+    """
 
 
 class OrganizationSettingsInput(TypedDict, total=False):
@@ -954,6 +962,13 @@ class OrganizationSettingsInput(TypedDict, total=False):
     """When false, calculations ignore exemption certificates."""
     certificate_treatment: str | None
     """`certificate_only` or `certificate_and_product_tax_code`."""
+    filing_currencies: dict[str, str] | None
+    """The currency of the organization's returns per country: ISO 3166-1 alpha-2 country ->
+    ISO 4217 currency, for example `{"US": "USD", "GB": "GBP"}`. Responses show every country
+    with a currency (the defaults with the organization's choices over them). A PATCH replaces
+    the organization's choices: a country left out goes back to its default (or to none). US
+    returns are in USD: another currency for US is refused (422 at `/filing_currencies/US`).
+    """
 
 
 class Product(TypedDict, total=False):
@@ -1152,11 +1167,15 @@ class Tax(TypedDict, total=False):
     jurisdiction_name: Required[str]
     """Jurisdiction name, for example `California`."""
     jurisdiction_type: Required[str]
-    """`state`, `county`, `city` or `special`."""
+    """`state`, `county`, `city` or `special`; outside the US `country` or
+    `province` (docs/international.md).
+    """
     tax_amount: Required[str]
     """Tax in minor units."""
     tax_type: Required[str]
-    """Kind of tax, for example `sales_tax`."""
+    """Kind of tax, for example `sales_tax`; outside the US `vat`, `gst`, `hst`,
+    `pst` or `qst`.
+    """
     is_registered: Required[bool]
     """Whether the seller is registered in the jurisdiction on the date."""
     rule_name: Required[str]
