@@ -19,6 +19,7 @@ from levy.app import idempotency
 from levy.app.handlers import (
     calculations,
     customers,
+    events,
     filings,
     locations,
     org_admin,
@@ -36,7 +37,7 @@ from levy.store import migrate
 
 # One module per area; each marks its handlers with ``registry.handles``.
 HANDLER_MODULES: tuple[ModuleType, ...] = (
-    calculations, customers, filings, locations, org_admin, products, reference, transactions,
+    calculations, customers, events, filings, locations, org_admin, products, reference, transactions,
 )
 
 
