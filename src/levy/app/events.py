@@ -67,6 +67,13 @@ def filing_row(event_type: str, rec: Any) -> dict[str, Any]:
     return row(event_type, rec.organization_id, rec.id, filing_message(rec))
 
 
+def endpoint_row(event_type: str, rec: Any) -> dict[str, Any]:
+    """``rec``: a :class:`levy.store.webhooks.EndpointRecord` (its secret left out)."""
+    from levy.app.handlers.webhooks import endpoint_message
+
+    return row(event_type, rec.organization_id, rec.id, endpoint_message(rec))
+
+
 async def record(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
     """Write ``rows`` in the caller's transaction (the change's)."""
     if rows:

@@ -87,7 +87,7 @@ def check_url(url: str, policy: UrlPolicy, pointer: str = "/url") -> str:
     if parts.scheme == "http" and not policy.allow_http:
         raise ValidationFailed("url must use https (this server does not allow http webhook endpoints)",
                                pointer=pointer)
-    host = parts.hostname
+    host = parts.hostname.rstrip(".")
     try:
         refused = address_refused(host, policy)
     except ValueError:  # a name: checked against what it resolves to before each delivery

@@ -290,3 +290,17 @@ async def disable(conn: AsyncConnection, endpoint_id: str, reason: str, now: dat
                                                   deliveries_t.c.status == "pending")
                        .values(status="failed", next_attempt_at=None, lease_until=None))
     return _endpoint((await conn.execute(select(endpoints_t).where(endpoints_t.c.id == endpoint_id))).one())
+
+
+async def failing_since(conn: AsyncConnection, endpoint_id: str) -> datetime | None:
+    return (await conn.execute(select(endpoints_t.c.failing_since).where(endpoints_t.c.id == endpoint_id))).scalar()
+
+
+async def has_work(conn: AsyncConnection, now: datetime) -> bool:
+    """Whether an event waits to be handed out or a delivery is due (two index probes)."""
+    undispatched = select(events_t.c.sequence).where(events_t.c.dispatched.is_(False)).limit(1)
+    if (await conn.execute(undispatched)).first() is not None:
+        return True
+    due = select(deliveries_t.c.id).where(deliveries_t.c.status == "pending",
+                                          deliveries_t.c.next_attempt_at <= now).limit(1)
+    return (await conn.execute(due)).first() is not None
