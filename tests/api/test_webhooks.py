@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from levy_client.webhooks import verify_webhook
 from standardwebhooks import Webhook
 
 from levyserver import LevyServer, Tenant, create_tenant, fresh_database, own_server, start_server
@@ -163,6 +164,7 @@ def test_every_event_type_is_delivered_signed(org: tuple[httpx.Client, httpx.Cli
     for e in stored:
         assert by_id[e["id"]] == e  # the body is the event as GET /events renders it
     assert all(r.headers["webhook-id"] == r.event["id"] for r in got)
+    assert verify_webhook(ep["secret"], got[0].body, got[0].headers) == bodies[0]  # the Python client's helper
     with pytest.raises(Exception):  # another secret does not verify
         Webhook("whsec_" + "A" * 44).verify(got[0].body, got[0].headers)
     log = deliveries(admin, ep["id"], lambda found: {d["status"] for d in found} == {"succeeded"})
@@ -258,5 +260,55 @@ def test_a_name_resolving_inside_the_network_is_refused_at_delivery(kind: str, t
             excerpt = delivery["attempts"][0]["response_excerpt"]
             assert delivery["attempts"][0]["status_code"] is None and "SSRF" in excerpt, excerpt
             assert rx.at("/inside") == []
+        finally:
+            assert srv.stop() == 0, srv.log()
+
+
+def test_two_replicas_on_postgresql_deliver_each_event_once(tmp_path: Path) -> None:
+    """Two servers on one PostgreSQL database, both running the worker: each of 30 events is
+    taken by one of them (FOR UPDATE SKIP LOCKED) and arrives once (the normal case: no crash)."""
+    with fresh_database("postgres", tmp_path) as url, receiver() as rx:
+        first = start_server(url, tmp_path, extra_env=FAST, timeout=180)
+        second = start_server(url, tmp_path, extra_env=FAST, timeout=180)
+        try:
+            t = create_tenant(url)
+            with httpx.Client(base_url=first.http_url, headers={"X-API-Key": t.admin_key}, timeout=30) as a, \
+                    httpx.Client(base_url=second.http_url, headers={"X-API-Key": t.admin_key}, timeout=30) as b:
+                endpoint(a, rx.url("/replicas"), ["customer.created"])
+                for i in range(30):
+                    ok((a if i % 2 else b).post("/customers", json={"source_id": f"r-{i}"}), 201)
+            got = rx.wait("/replicas", lambda g: len({r.headers["webhook-id"] for r in g}) == 30)
+            time.sleep(1)  # anything sent twice would have arrived by now
+            ids = [r.headers["webhook-id"] for r in rx.at("/replicas")]
+            assert len(ids) == 30 == len(set(ids)), len(got)
+        finally:
+            assert first.stop() == 0, first.log()
+            assert second.stop() == 0, second.log()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_an_endpoint_failing_long_enough_is_disabled_with_an_event(kind: str, tmp_path: Path) -> None:
+    # Disabled after 0.0005 h (1.8 s) of failures; retried every 0.5 s meanwhile (8 retries: 4 s).
+    env = {**FAST, "LEVY_WEBHOOK_DISABLE_AFTER_HOURS": "0.0005", "LEVY_WEBHOOK_RETRY_SCHEDULE": ",".join(["0.5s"] * 8)}
+    with fresh_database(kind, tmp_path) as url, receiver() as rx:
+        srv = start_server(url, tmp_path, extra_env=env, timeout=180)
+        try:
+            t = create_tenant(url)
+            with httpx.Client(base_url=srv.http_url, headers={"X-API-Key": t.admin_key}, timeout=30) as admin:
+                rx.fail_first("/broken", 1000)
+                broken = endpoint(admin, rx.url("/broken"), ["customer.created"])
+                watcher = endpoint(admin, rx.url("/watcher"), ["webhook_endpoint.disabled"])
+                ok(admin.post("/customers", json={"source_id": "x-1"}), 201)
+                [note] = rx.wait("/watcher", lambda g: len(g) == 1)
+                event = verified(watcher, [note])[0]
+                assert event["type"] == "webhook_endpoint.disabled" and event["object_id"] == broken["id"]
+                assert event["data"]["webhook_endpoint"]["enabled"] is False
+                assert event["data"]["webhook_endpoint"]["secret"] is None
+                got = ok(admin.get(f"/webhook-endpoints/{broken['id']}"))
+                assert got["enabled"] is False and "every delivery failed" in got["disabled_reason"]
+                delivery = only_delivery(admin, broken["id"], lambda d: d["status"] == "failed")
+                assert 2 <= len(delivery["attempts"]) < 9  # stopped before the schedule ran out
+                again = ok(admin.patch(f"/webhook-endpoints/{broken['id']}", json={"enabled": True}))
+                assert again["enabled"] is True and again["disabled_reason"] is None
         finally:
             assert srv.stop() == 0, srv.log()

@@ -51,7 +51,10 @@ class Receiver:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
+        self.server.request_queue_size = 128  # deliveries arrive in parallel
+        self.server.server_bind()
+        self.server.server_activate()
         self.port = self.server.server_address[1]
 
     def url(self, path: str) -> str:

@@ -10,7 +10,7 @@ Each pass, when a cheap read finds work:
 3. **send**: each is POSTed, signed per Standard Webhooks with the ``standardwebhooks`` package
    (headers ``webhook-id`` = the event id, ``webhook-timestamp``, ``webhook-signature``), after
    the URL's host is resolved and every address checked (:func:`levy.domain.webhooks.address_refused`);
-4. **finish**: the attempt is logged (status, latency, the start of the answer); a 2xx settles
+4. **finish**: in one write transaction for the pass, each attempt is logged (status, latency, the start of the answer); a 2xx settles
    the delivery, anything else schedules the next retry (``LEVY_WEBHOOK_RETRY_SCHEDULE``) or,
    past the last, fails it. An endpoint whose deliveries have all failed for
    ``LEVY_WEBHOOK_DISABLE_AFTER_HOURS`` is disabled, with a ``webhook_endpoint.disabled`` event.
@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 import httpx
+from sqlalchemy.ext.asyncio import AsyncConnection
 from standardwebhooks import Webhook
 
 from levy.app import events
@@ -44,6 +45,8 @@ log = logging.getLogger("levy.webhooks")
 
 #: Characters of a receiver's answer kept in the delivery log.
 EXCERPT = 500
+#: Deliveries a worker sends at once.
+CONCURRENCY = 16
 
 
 def utcnow() -> datetime:
@@ -61,6 +64,8 @@ class DeliveryWorker:
         self.schedule = parse_schedule(config.webhook_retry_schedule)
         self.disable_after = timedelta(hours=config.webhook_disable_after_hours)
         self.policy = UrlPolicy(config.webhook_allow_http, config.webhook_allow_private)
+        # Requests in flight at once (each pass sends up to 100 deliveries).
+        self.sending = asyncio.Semaphore(CONCURRENCY)
         self.client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False,
                                         headers={"user-agent": "Levy-Webhooks/1"})
 
@@ -90,10 +95,19 @@ class DeliveryWorker:
             dispatched = await store.dispatch(conn, now)
         async with transaction(engine, write=True) as conn:
             claimed = await store.claim(conn, utcnow(), self.lease)
-        await asyncio.gather(*(self.deliver(c) for c in claimed))
+        attempts = await asyncio.gather(*(self.deliver_limited(c) for c in claimed))
+        if claimed:
+            async with transaction(engine, write=True) as conn:
+                for c, attempt in zip(claimed, attempts, strict=True):
+                    await self.finish(conn, c, attempt)
         return bool(dispatched or claimed)
 
-    async def deliver(self, c: Claimed) -> None:
+    async def deliver_limited(self, c: Claimed) -> AttemptRecord:
+        async with self.sending:
+            return await self.deliver(c)
+
+    async def deliver(self, c: Claimed) -> AttemptRecord:
+        """Send one delivery; the attempt (not yet logged)."""
         body = self.render(c.event)
         at = utcnow()
         started = time.monotonic()
@@ -110,8 +124,7 @@ class DeliveryWorker:
         except (httpx.HTTPError, OSError, Refused) as e:
             excerpt = f"{type(e).__name__}: {e}"[:EXCERPT]
         ok = status is not None and 200 <= status < 300
-        attempt = AttemptRecord(0, at, status, ok, int((time.monotonic() - started) * 1000), excerpt)
-        await self.finish(c, attempt)
+        return AttemptRecord(0, at, status, ok, int((time.monotonic() - started) * 1000), excerpt)
 
     async def check_host(self, url: str) -> None:
         """Refuse (:class:`Refused`) a host that resolves to an address the policy forbids."""
@@ -124,27 +137,28 @@ class DeliveryWorker:
             if why is not None:
                 raise Refused(f"{host} resolves to {why} (SSRF protection; LEVY_WEBHOOK_ALLOW_PRIVATE allows it)")
 
-    async def finish(self, c: Claimed, attempt: AttemptRecord) -> None:
-        async with transaction(self.services.engine, write=True) as conn:
-            failed = 0 if attempt.succeeded else await store.failed_attempts_since(conn, c.delivery.id) + 1
-            next_at = None if attempt.succeeded else next_attempt(self.schedule, failed, attempt.at)
-            if not await store.finish(conn, c.delivery, attempt, next_at):
-                return
-            ep = c.endpoint
-            if attempt.succeeded:
-                if ep.failing_since is not None:
-                    await store.set_failing(conn, ep.id, None)
-                return
-            since = await store.failing_since(conn, ep.id)
-            if since is None:
-                await store.set_failing(conn, ep.id, attempt.at)
-            elif should_disable(since, attempt.at, self.disable_after):
-                reason = (f"every delivery failed since {since.isoformat()} "
-                          f"({self.disable_after.total_seconds() / 3600:g} hours)")
-                disabled = await store.disable(conn, ep.id, reason, attempt.at)
-                if disabled is not None:
-                    log.warning("webhook endpoint %s disabled: %s", ep.id, reason)
-                    await events.record(conn, [events.endpoint_row("webhook_endpoint.disabled", disabled)])
+    async def finish(self, conn: AsyncConnection, c: Claimed, attempt: AttemptRecord) -> None:
+        """Log ``attempt`` (in the pass's one write transaction ``conn``), settle or reschedule the
+        delivery, and keep the endpoint's failing streak (disabling it when too long)."""
+        failed = 0 if attempt.succeeded else await store.failed_attempts_since(conn, c.delivery.id) + 1
+        next_at = None if attempt.succeeded else next_attempt(self.schedule, failed, attempt.at)
+        if not await store.finish(conn, c.delivery, attempt, next_at):
+            return
+        ep = c.endpoint
+        since = await store.failing_since(conn, ep.id)
+        if attempt.succeeded:
+            if since is not None:
+                await store.set_failing(conn, ep.id, None)
+            return
+        if since is None:
+            await store.set_failing(conn, ep.id, attempt.at)
+        elif should_disable(since, attempt.at, self.disable_after):
+            reason = (f"every delivery failed since {since.isoformat()} "
+                      f"({self.disable_after.total_seconds() / 3600:g} hours)")
+            disabled = await store.disable(conn, ep.id, reason, attempt.at)
+            if disabled is not None:
+                log.warning("webhook endpoint %s disabled: %s", ep.id, reason)
+                await events.record(conn, [events.endpoint_row("webhook_endpoint.disabled", disabled)])
 
 
 class Refused(Exception):

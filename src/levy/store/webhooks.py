@@ -217,7 +217,7 @@ class Claimed:
     event: EventRecord
 
 
-async def claim(conn: AsyncConnection, now: datetime, lease: timedelta, limit: int = 20) -> list[Claimed]:
+async def claim(conn: AsyncConnection, now: datetime, lease: timedelta, limit: int = 100) -> list[Claimed]:
     """Lease up to ``limit`` due deliveries to the caller until ``now + lease``, oldest event first;
     a delivery waits while an earlier event about its object is pending for its endpoint."""
     d, earlier = deliveries_t, deliveries_t.alias("earlier")
