@@ -35,7 +35,7 @@ FAST = {"LEVY_WEBHOOK_ALLOW_HTTP": "true", "LEVY_WEBHOOK_ALLOW_PRIVATE": "true",
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def hooks_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LevyServer]:
-    with own_server(request.param, tmp_path_factory.mktemp("webhooks"), FAST) as srv:
+    with own_server(request.param, tmp_path_factory.mktemp("webhooks"), FAST, timeout=180) as srv:
         yield srv
 
 
