@@ -39,8 +39,9 @@ def hooks_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         yield srv
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def rx() -> Iterator[Receiver]:
+    """A receiver of the test's own (its requests are the test's only)."""
     with receiver() as r:
         yield r
 
