@@ -69,16 +69,18 @@ class Levy:
 
 @contextmanager
 def levy_server(db: str, workdir: Path, *, workers: int = 1, name: str = "serve",
-                fixed_answer: bool = False, start_timeout: float = 60) -> Iterator[Levy]:
+                fixed_answer: bool = False, start_timeout: float = 60,
+                env: dict[str, str] | None = None) -> Iterator[Levy]:
     """``levy serve`` on free ports, waiting until both listeners answer.
-    ``fixed_answer``: the calculation answered from a precomputed result (bench.fixed_answer)."""
+    ``fixed_answer``: the calculation answered from a precomputed result (bench.fixed_answer);
+    ``env``: LEVY_* settings of this server."""
     gport, hport = free_port(), free_port()
     log = workdir / f"{name}.log"
     module = "bench.fixed_answer" if fixed_answer else "levy"
     proc = subprocess.Popen(
         [sys.executable, "-m", module, "serve", "--database-url", db, "--workers", str(workers),
          "--grpc-address", f"127.0.0.1:{gport}", "--http-address", f"127.0.0.1:{hport}"],
-        env=levy_env(), cwd=ROOT, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        env=levy_env(**(env or {})), cwd=ROOT, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )
     server = Levy(proc, f"127.0.0.1:{gport}", f"127.0.0.1:{hport}", log)
     try:

@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-Write = Callable[[Any, Any], Awaitable[str | None]]
+Write = Callable[..., Awaitable[str | None]]  # (engine, record, extra rows: its events)
 
 
 def _variants(engine: Any, real: Write) -> dict[str, Write]:
@@ -68,31 +68,31 @@ def _variants(engine: Any, real: Write) -> dict[str, Write]:
 
     dialect = engine.dialect
 
-    def build_rows(rec: Any) -> None:
-        unless, row, children = store._insert_parts(rec)
+    def build_rows(rec: Any, extra: Any) -> None:
+        unless, row, children = store._insert_parts(rec, extra)
         # The parameters as levy.store.rows.insert_committed builds them for the driver.
         if dialect.name == "postgresql":
             store_rows._pg_tree_args(dialect, store.txn_t, row, unless, children)
         else:
             store_rows._sqlite_plans(dialect, store.txn_t, row, unless, children)
 
-    async def not_stored(_engine: Any, rec: Any) -> None:
+    async def not_stored(_engine: Any, rec: Any, extra: Any = ()) -> None:
         return None
 
-    async def rows_built(_engine: Any, rec: Any) -> None:
-        build_rows(rec)
+    async def rows_built(_engine: Any, rec: Any, extra: Any = ()) -> None:
+        build_rows(rec, extra)
 
-    async def rows_idle(_engine: Any, rec: Any) -> None:
-        build_rows(rec)
+    async def rows_idle(_engine: Any, rec: Any, extra: Any = ()) -> None:
+        build_rows(rec, extra)
         await asyncio.sleep(0.0001)
 
-    async def rows_checkout(_engine: Any, rec: Any) -> None:
-        build_rows(rec)
+    async def rows_checkout(_engine: Any, rec: Any, extra: Any = ()) -> None:
+        build_rows(rec, extra)
         raw = await engine.raw_connection()
         raw.close()
 
-    async def rows_trip(_engine: Any, rec: Any) -> None:
-        build_rows(rec)
+    async def rows_trip(_engine: Any, rec: Any, extra: Any = ()) -> None:
+        build_rows(rec, extra)
         raw = await engine.raw_connection()
         try:
             driver = raw.driver_connection

@@ -183,11 +183,11 @@ def start_server(database_url: str, log_dir: Path, *, extra_env: dict[str, str] 
 
 
 @contextmanager
-def own_server(kind: str, directory: Path, env: dict[str, str]) -> Iterator[LevyServer]:
+def own_server(kind: str, directory: Path, env: dict[str, str], *, timeout: float = 60) -> Iterator[LevyServer]:
     """A server of a test module's own (other limits) on a fresh ``kind`` database;
-    stopped cleanly at the end."""
+    stopped cleanly at the end (``timeout``: seconds it may take to answer /healthz)."""
     with fresh_database(kind, directory) as url:
-        srv = start_server(url, directory, extra_env=env)
+        srv = start_server(url, directory, extra_env=env, timeout=timeout)
         try:
             yield srv
         finally:

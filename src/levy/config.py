@@ -80,6 +80,21 @@ class Config:
     console_max_upload_bytes: int = 5_242_880
     # Event loop of `levy serve`: auto (uvloop when installed), uvloop or asyncio.
     event_loop: str = "auto"
+    # Webhooks (docs/events.md). Run the delivery worker in this process (each replica may: a
+    # delivery is taken by one worker at a time).
+    webhook_worker: bool = True
+    # Seconds between the worker's looks for new events and due retries when it finds none.
+    webhook_poll_seconds: float = 1.0
+    # Seconds one delivery attempt may take (connect, send, answer) before it counts as failed.
+    webhook_timeout_seconds: float = 10.0
+    # Waits before each retry after a failed attempt (s, m, h, d); after the last, the delivery fails.
+    webhook_retry_schedule: str = "5s,5m,30m,2h,5h,10h,10h"
+    # Hours an endpoint may fail every delivery before Levy disables it (webhook_endpoint.disabled).
+    webhook_disable_after_hours: float = 120.0
+    # Allow http:// endpoint URLs (https only otherwise).
+    webhook_allow_http: bool = False
+    # Allow endpoints on loopback, private and link-local addresses (refused otherwise: SSRF).
+    webhook_allow_private: bool = False
 
     @classmethod
     def from_env(cls, **overrides: object) -> Config:

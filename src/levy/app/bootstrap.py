@@ -15,17 +15,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
 
+import orjson
+
 from levy.app import idempotency
 from levy.app.handlers import (
     calculations,
     customers,
+    events,
     filings,
     locations,
     org_admin,
     products,
     reference,
     transactions,
+    webhooks,
 )
+from levy.app.delivery import DeliveryWorker
 from levy.app.pipeline import Pipeline
 from levy.app.ratelimit import create_limiter
 from levy.app.rates_runtime import refresh_seconds
@@ -33,16 +38,23 @@ from levy.app.registry import Handler, collect_handlers
 from levy.app.services import AppServices
 from levy.config import Config
 from levy.store import migrate
+from levy.store.events import EventRecord
+from levy.transport.codec import to_json
 
 # One module per area; each marks its handlers with ``registry.handles``.
 HANDLER_MODULES: tuple[ModuleType, ...] = (
-    calculations, customers, filings, locations, org_admin, products, reference, transactions,
+    calculations, customers, events, filings, locations, org_admin, products, reference, transactions, webhooks,
 )
 
 
 def handlers(modules: Iterable[ModuleType] = HANDLER_MODULES) -> dict[str, Handler]:
     """The handler of each RPC, by full name (an RPC without one answers 501 / UNIMPLEMENTED)."""
     return collect_handlers(modules)
+
+
+def render_event(rec: EventRecord) -> bytes:
+    """The JSON body of a webhook delivery: the event as ``GET /events/{id}`` renders it."""
+    return orjson.dumps(to_json(events.event_message(rec)))
 
 
 @dataclass
@@ -63,7 +75,8 @@ async def build(config: Config, *, migrate_db: bool = True, handler_table: dict[
                 background: bool = True) -> Application:
     """Build the application of one server process: migrate the database (unless a
     parent process did), load the rate table, wire the pipeline, start the
-    background tasks (the rate table's refresh, the idempotency purge)."""
+    background tasks (the rate table's refresh, the idempotency purge, the webhook delivery
+    worker unless ``LEVY_WEBHOOK_WORKER=false``)."""
     services = AppServices.create(config)
     if migrate_db:
         await migrate.upgrade(services.engine)
@@ -73,6 +86,9 @@ async def build(config: Config, *, migrate_db: bool = True, handler_table: dict[
     app = Application(services, pipeline)
     if background:
         app.background.append(asyncio.create_task(idempotency.purge_every_hour(services), name="levy-idempotency-purge"))
+        if config.webhook_worker:
+            worker = DeliveryWorker(services, render_event)
+            app.background.append(asyncio.create_task(worker.run_forever(), name="levy-webhook-delivery"))
         every = refresh_seconds()
         if every > 0:
             app.background.append(asyncio.create_task(services.rates.refresh_forever(every), name="levy-rates-refresh"))

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from levy.app import events
 from levy.domain.customers import (
     BatchItem,
     CustomerRecord,
@@ -60,6 +61,7 @@ async def create_customer(conn: AsyncConnection, org: str, values: dict[str, Any
         raise _duplicate(existing)
     rec = await store.get(org, cid)
     assert rec is not None
+    await events.record(conn, [events.customer_row("customer.created", org, rec)])
     return rec
 
 
@@ -112,7 +114,9 @@ async def update_customer(conn: AsyncConnection, org: str, customer_id: str, pat
         holder = await store.find(org, triple_of(merged))
         assert holder is not None
         raise _duplicate(holder) from None
-    return replace(current, **changes)
+    updated = replace(current, **changes)
+    await events.record(conn, [events.customer_row("customer.updated", org, updated)])
+    return updated
 
 
 async def delete_customer(conn: AsyncConnection, org: str, customer_id: str) -> None:
@@ -125,7 +129,9 @@ async def delete_customer(conn: AsyncConnection, org: str, customer_id: str) -> 
         return
     now = utcnow()
     await store.delete_certificates(org, customer_id)
-    await store.update(org, customer_id, {"deleted_at": now, "updated_at": now})
+    changes = {"deleted_at": now, "updated_at": now}
+    await store.update(org, customer_id, changes)
+    await events.record(conn, [events.customer_row("customer.deleted", org, replace(rec, **changes))])
 
 
 async def restore_customer(conn: AsyncConnection, org: str, customer_id: str) -> CustomerRecord:
@@ -137,7 +143,9 @@ async def restore_customer(conn: AsyncConnection, org: str, customer_id: str) ->
         raise FailedPrecondition(f"Customer {customer_id} is not deleted; there is nothing to restore.")
     changes = {"deleted_at": None, "updated_at": utcnow()}
     await store.update(org, customer_id, changes)
-    return replace(rec, **changes)
+    restored = replace(rec, **changes)
+    await events.record(conn, [events.customer_row("customer.updated", org, restored)])
+    return restored
 
 
 async def merge_customer(conn: AsyncConnection, org: str, customer_id: str, into_id: str) -> CustomerRecord:
@@ -149,7 +157,9 @@ async def merge_customer(conn: AsyncConnection, org: str, customer_id: str, into
     check_merge(customer_id, into_id, rec.merged_into_customer_id, target.merged_into_customer_id, target.deleted)
     changes = {"merged_into_customer_id": into_id, "updated_at": utcnow()}
     await store.update(org, customer_id, changes)
-    return replace(rec, **changes)
+    merged = replace(rec, **changes)
+    await events.record(conn, [events.customer_row("customer.updated", org, merged)])
+    return merged
 
 
 async def set_overrides(conn: AsyncConnection, org: str, customer_id: str, overrides: dict[str, bool | None]) -> CustomerRecord:
@@ -206,8 +216,12 @@ async def batch_upsert(conn: AsyncConnection, org: str, items: list[BatchItem]) 
         if writes is not None:
             updates.append((it, writes))
     await store.update_many(org, [(it.customer_id, v) for it, v in updates], now)  # type: ignore[misc]
+    outbox = [events.customer_row("customer.created", org, out[it.customer_id])  # type: ignore[index]
+              for it, _ in created if it.customer_id in inserted]
     for it, v in updates:
         out[it.customer_id] = replace(out[it.customer_id], **v, updated_at=now)  # type: ignore[index]
+        outbox.append(events.customer_row("customer.updated", org, out[it.customer_id]))  # type: ignore[index]
+    await events.record(conn, outbox)
     return out
 
 

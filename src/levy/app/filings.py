@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from levy.app import events
 from levy.domain import filing_rules as rules
 from levy.domain.currency import RETURNS_COUNTRY
 from levy.domain.errors import NotFound, RequiredField, ValidationFailed
@@ -179,6 +180,7 @@ async def create_filing(
     ret = await _prepare(conn, organization_id, code, start, end, for_update=False)
     rec = _new_record(organization_id, code, start, end, ret)
     await store.insert_filing(conn, rec)
+    await events.record(conn, [events.filing_row("filing.prepared", rec)])
     return rec
 
 
@@ -243,16 +245,21 @@ async def _file(
     else:
         await store.update_filing(conn, rec)
     await store.record_filed(conn, organization_id, rec.id, state, ret.transaction_ids, ret.credits_carried_forward)
+    outbox = [events.filing_row("filing.filed", rec)]
     for txn in records:
         if txn.id in on_return:
-            await _move_to_filed(conn, txn, now)
+            outbox.extend(await _move_to_filed(conn, txn, now))
+    await events.record(conn, outbox)
     return rec
 
 
-async def _move_to_filed(conn: AsyncConnection, txn: TransactionRecord, now: datetime) -> None:
-    if check_transition(txn.status, "filed", by_filing=True):
-        await update_transaction(conn, replace(txn, status="filed", updated_at=now), lines_changed=False,
-                                 reference_changed=False)
+async def _move_to_filed(conn: AsyncConnection, txn: TransactionRecord, now: datetime) -> list[dict[str, Any]]:
+    """Mark ``txn`` filed (when its status may move); the rows of its ``transaction.filed`` event."""
+    if not check_transition(txn.status, "filed", by_filing=True):
+        return []
+    moved = replace(txn, status="filed", updated_at=now)
+    await update_transaction(conn, moved, lines_changed=False, reference_changed=False)
+    return events.transaction_rows(("transaction.filed",), moved)
 
 
 # -- reads ---------------------------------------------------------------------------------------

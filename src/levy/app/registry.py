@@ -22,6 +22,7 @@ from google.protobuf import descriptor, message, message_factory
 from levy.v1 import (
     calculations_pb2,
     customers_pb2,
+    events_pb2,
     filings_pb2,
     locations_pb2,
     options_pb2,
@@ -43,6 +44,7 @@ SERVICE_MODULES = (
     organization_pb2,
     locations_pb2,
     filings_pb2,
+    events_pb2,
 )
 
 Handler = Callable[[Any, "CallContext"], Awaitable[message.Message]]

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from levy.app import events
 from levy.app.calculate import Prepared, organization_settings, prepare, run_engine
 from levy.app.context import CallContext
 from levy.app.handlers.messages import optional, present_fields
@@ -32,6 +33,7 @@ from levy.domain.errors import (
     ValidationFailed,
 )
 from levy.domain.currency import RETURNS_COUNTRY, choose_exchange_rate
+from levy.domain.events import status_event, transaction_events
 from levy.domain.money import allocate, parse_amount
 from levy.domain.tax.model import LineInput
 from levy.domain.tax.sourcing import source
@@ -489,7 +491,7 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
             # Nothing to read or lock first: stored in a write transaction of its own, in one trip.
             rec = _lines_record(ctx, computed, head, None, marketplace)
             rec = await settle_currency(ctx, None, rec, msg, None)
-            existing = await store.insert_transaction_committed(ctx.services.engine, rec)
+            existing = await store.insert_transaction_committed(ctx.services.engine, rec, _with_events(rec))
             if existing is not None:
                 raise _duplicate(rec.reference_id or "", existing)
             return rec
@@ -528,10 +530,15 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
                 raise at_sent_fields(e, pointer, lines_sent=kind != "full_credit", tax_sent=tax_amount is not None)
         if not write:
             return rec
-        existing = await store.insert_transaction(conn, rec)
+        existing = await store.insert_transaction(conn, rec, _with_events(rec))
         if existing is not None:
             raise _duplicate(reference_id, existing)
     return rec
+
+
+def _with_events(rec: TransactionRecord) -> store.Extra:
+    """The events of the new transaction ``rec``, inserted with it (:mod:`levy.app.events`)."""
+    return ((events.TABLE, events.transaction_rows(transaction_events(rec.type, rec.status), rec)),)
 
 
 # -- update ----------------------------------------------------------------------------------
@@ -637,6 +644,9 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
                                                   reference_changed=rec.reference_id != cur.reference_id)
         if existing is not None:
             raise _duplicate(rec.reference_id or "", existing)
+        moved = status_event(cur.status, rec.status)
+        if moved is not None:
+            await events.record(conn, events.transaction_rows((moved,), rec))
     return rec
 
 

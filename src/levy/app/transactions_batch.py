@@ -20,9 +20,11 @@ from typing import Any, Literal
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from levy.app import events
 from levy.app import transactions as service
 from levy.app.context import CallContext
 from levy.domain.errors import ErrorItem, LevyError, RequestTooLarge
+from levy.domain.events import transaction_events
 from levy.domain.transaction_records import TransactionRecord
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
@@ -151,6 +153,9 @@ async def write(ctx: CallContext, conn: AsyncConnection, p: Planned) -> list[Ite
     :class:`StalePlan`."""
     if p.rows is None:
         await _insert_sales(ctx, conn, p.fresh)
+        await events.record(conn, [row for res in p.fresh if res.status == "created" and res.record is not None
+                                   for row in events.transaction_rows(
+                                       transaction_events(res.record.type, res.record.status), res.record)])
     else:
         try:
             async with conn.begin_nested():

@@ -32,6 +32,9 @@ PREFIXES = {
     "console_user": "usr",
     "audit_entry": "aud",
     "certificate_document": "doc",
+    "event": "evt",
+    "webhook_endpoint": "we",
+    "webhook_delivery": "whd",
 }
 
 

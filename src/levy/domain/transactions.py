@@ -475,6 +475,24 @@ def _instant(value: str | None, parameter: str) -> datetime | None:
     return parsed.astimezone(UTC)
 
 
+def instant_range(start_text: str | None, end_text: str | None, start_name: str, end_name: str,
+                  errors: list[LevyError]) -> tuple[datetime | None, datetime | None]:
+    """A list's ``[start, end)`` query parameters as instants (:func:`_instant`); each problem
+    appended to ``errors`` (an end not after the start is one)."""
+    start = end = None
+    try:
+        start = _instant(start_text, start_name)
+    except ValidationFailed as e:
+        errors.append(e)
+    try:
+        end = _instant(end_text, end_name)
+    except ValidationFailed as e:
+        errors.append(e)
+    if start is not None and end is not None and end <= start:
+        errors.append(ValidationFailed(f"{end_name} must be after {start_name}", parameter=end_name))
+    return start, end
+
+
 def parse_list_filters(
     *,
     status: str | None = None,
@@ -497,18 +515,8 @@ def parse_list_filters(
             validate_source(source, "/source")
         except ValidationFailed as e:
             errors.append(ValidationFailed(e.detail, parameter="source"))
-    start = end = None
-    try:
-        start = _instant(transaction_date_from, "transaction_date_from")
-    except ValidationFailed as e:
-        errors.append(e)
-    try:
-        end = _instant(transaction_date_to, "transaction_date_to")
-    except ValidationFailed as e:
-        errors.append(e)
-    if start is not None and end is not None and end <= start:
-        errors.append(ValidationFailed("transaction_date_to must be after transaction_date_from",
-                                       parameter="transaction_date_to"))
+    start, end = instant_range(transaction_date_from, transaction_date_to, "transaction_date_from",
+                               "transaction_date_to", errors)
     if errors:
         raise ValidationFailed.many(errors)
     return ListFilters(status, type, reference_id or None, customer_id or None, source, start, end)  # type: ignore[arg-type]

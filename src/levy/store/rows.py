@@ -37,18 +37,25 @@ _Plan = tuple[str, tuple[str, ...], tuple[Callable[[Any], Any] | None, ...]]
 _PLANS: dict[tuple[str, str, tuple[str, ...]], _Plan] = {}
 
 
+def _written(table: Table) -> list[Any]:
+    """The columns an insert names: all but those the database fills (``info={"generated": True}``,
+    such as the events' ``sequence``)."""
+    return [c for c in table.columns if not c.info.get("generated")]
+
+
 def _plan(table: Table, dialect: Dialect, unless: tuple[str, ...] = ()) -> _Plan:
     key = (table.name, dialect.name, unless)
     plan = _PLANS.get(key)
     if plan is None:
-        cols = tuple(c.name for c in table.columns)
+        columns = _written(table)
+        cols = tuple(c.name for c in columns)
         marks = ", ".join(f"${i}" for i in range(1, len(cols) + 1)) if dialect.name == "postgresql" else ", ".join(
             "?" * len(cols))
         quote = dialect.identifier_preparer.quote
         sql = f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in cols)}) VALUES ({marks})"
         if unless:
             sql += f" ON CONFLICT ({', '.join(quote(c) for c in unless)}) DO NOTHING"
-        procs = tuple(c.type.dialect_impl(dialect).bind_processor(dialect) for c in table.columns)
+        procs = tuple(c.type.dialect_impl(dialect).bind_processor(dialect) for c in columns)
         plan = _PLANS[key] = (sql, cols, procs)
     return plan
 
@@ -227,7 +234,7 @@ def _pg_tree(dialect: Dialect, table: Table, unless: tuple[str, ...], children: 
         head_sql, cols, _ = _plan(table, dialect, unless)
         parts = [f"head AS ({head_sql} RETURNING 1)"]
         for i, child in enumerate(children, start=len(cols) + 1):
-            names = ", ".join(quote(c.name) for c in child.columns)
+            names = ", ".join(quote(c.name) for c in _written(child))
             parts.append(f"c{i} AS (INSERT INTO {quote(child.name)} ({names}) SELECT {names} FROM "
                          f"json_populate_recordset(NULL::{quote(child.name)}, ${i}::json) WHERE EXISTS (SELECT FROM head))")
         sql = _TREES[key] = "WITH " + ", ".join(parts) + " SELECT count(*) FROM head"

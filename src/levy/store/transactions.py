@@ -348,12 +348,17 @@ async def marked_products(conn: AsyncConnection, organization_id: str, product_i
 # -- writes --------------------------------------------------------------------------------
 
 
-def _insert_parts(rec: TransactionRecord) -> tuple[tuple[str, ...], dict[str, Any], tuple[tuple[Any, Any], ...]]:
+#: Rows of other tables written with a new transaction, only when it is inserted (its events).
+Extra = tuple[tuple[Any, Sequence[dict[str, Any]]], ...]
+
+
+def _insert_parts(rec: TransactionRecord, extra: Extra = ()) -> tuple[tuple[str, ...], dict[str, Any],
+                                                                       tuple[tuple[Any, Any], ...]]:
     # When the reference id may be taken, the unique index ``(organization_id, reference_id)``
     # decides in the one statement (nothing inserted when it is), with no savepoint around it.
     unless = ("organization_id", "reference_id") if rec.reference_id is not None else ()
     lines, taxes, allocs = _line_rows(rec)
-    return unless, _txn_row(rec), ((lines_t, lines), (taxes_t, taxes), (alloc_t, allocs))
+    return unless, _txn_row(rec), ((lines_t, lines), (taxes_t, taxes), (alloc_t, allocs), *extra)
 
 
 async def _holder(conn: AsyncConnection, rec: TransactionRecord) -> str:
@@ -363,23 +368,24 @@ async def _holder(conn: AsyncConnection, rec: TransactionRecord) -> str:
     return existing
 
 
-async def insert_transaction(conn: AsyncConnection, rec: TransactionRecord) -> str | None:
+async def insert_transaction(conn: AsyncConnection, rec: TransactionRecord, extra: Extra = ()) -> str | None:
     """Insert ``rec`` with its lines: one statement for the transaction, one for its lines,
-    one for their rows (and one for a tax-only attribution). Returns None, or the id of the
-    transaction that already holds ``rec.reference_id`` (the unique index decides, so two
-    concurrent creates of one reference yield one transaction)."""
-    unless, row, children = _insert_parts(rec)
+    one for their rows (and one for a tax-only attribution, one for each table of ``extra``).
+    Returns None, or the id of the transaction that already holds ``rec.reference_id`` (the
+    unique index decides, so two concurrent creates of one reference yield one transaction)."""
+    unless, row, children = _insert_parts(rec, extra)
     if not await insert_together(conn, txn_t, row, unless=unless, then=children):
         return await _holder(conn, rec)
     return None
 
 
-async def insert_transaction_committed(engine: AsyncEngine, rec: TransactionRecord) -> str | None:
+async def insert_transaction_committed(engine: AsyncEngine, rec: TransactionRecord, extra: Extra = ()) -> str | None:
     """:func:`insert_transaction` in a write transaction of its own, committed when this returns
     None (``POST /transactions`` of a sale: one trip to SQLite's thread, one PostgreSQL statement,
     :func:`levy.store.rows.insert_committed`). When the reference id is held, nothing is written
-    and the holder's id is returned (read after, in a read transaction)."""
-    unless, row, children = _insert_parts(rec)
+    and the holder's id is returned (read after, in a read transaction). ``extra``: as
+    :func:`insert_transaction`'s, in the same statement."""
+    unless, row, children = _insert_parts(rec, extra)
     if await insert_committed(engine, txn_t, row, unless=unless, then=children):
         return None
     async with transaction(engine, write=False) as conn:

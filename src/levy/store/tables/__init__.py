@@ -5,6 +5,6 @@ produce exactly this metadata.
 """
 
 from levy.store.tables.base import metadata
-from levy.store.tables import areas, console, filings, foundation, locations, transactions  # noqa: F401  (registers tables)
+from levy.store.tables import areas, console, events, filings, foundation, locations, transactions  # noqa: F401  (registers tables)
 
 __all__ = ["metadata"]

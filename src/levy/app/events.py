@@ -1,0 +1,92 @@
+"""Events (issue 35): the outbox rows written with each change, and their reads.
+
+A use case that changes an object builds its event rows here and writes them in
+its own database transaction (:func:`record`, or as one more child of the
+transaction's single insert): no change without its event, no event without its
+change. An event keeps the object as the API returned it, as its protobuf
+message serialized (``data``); ``GET /events`` and the webhook deliveries render
+it like the object's own endpoints. The message builders live with the handlers
+(:mod:`levy.app.handlers`), imported when first needed here since those modules
+import the use cases that call this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf import message
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.domain import ids
+from levy.domain.customers import CustomerRecord
+from levy.domain.errors import NotFound
+from levy.domain.events import TYPES, EventFilters
+from levy.domain.pagination import PageRequest
+from levy.domain.transaction_records import TransactionRecord
+from levy.store import events as store
+from levy.store.events import EventRecord
+from levy.store.tables.events import events as events_table
+
+#: The outbox table, for a change written as one insert with children (a new transaction).
+TABLE = events_table
+
+
+def row(event_type: str, organization_id: str, object_id: str, snapshot: message.Message,
+        now: datetime | None = None) -> dict[str, Any]:
+    """The outbox row of one event about ``object_id``, ``snapshot`` its message as the API returns it."""
+    return {
+        "id": ids.new_id(ids.PREFIXES["event"]), "organization_id": organization_id, "type": event_type,
+        "object_type": TYPES[event_type], "object_id": object_id, "created_at": now or datetime.now(UTC),
+        "data": snapshot.SerializeToString(deterministic=True), "dispatched": False,
+    }
+
+
+def transaction_rows(types: Iterable[str], rec: TransactionRecord) -> list[dict[str, Any]]:
+    """The rows of ``types`` about the transaction ``rec`` (one snapshot for all)."""
+    types = list(types)
+    if not types:
+        return []
+    from levy.app.handlers.transactions import to_message
+
+    snapshot = to_message(rec)
+    return [row(t, rec.organization_id, rec.id, snapshot) for t in types]
+
+
+def customer_row(event_type: str, organization_id: str, rec: CustomerRecord) -> dict[str, Any]:
+    from levy.app.handlers.customers import customer_pb
+
+    return row(event_type, organization_id, rec.id, customer_pb(rec))
+
+
+def filing_row(event_type: str, rec: Any) -> dict[str, Any]:
+    """``rec``: a :class:`levy.store.filings.FilingRecord`."""
+    from levy.app.handlers.filings import filing_message
+
+    return row(event_type, rec.organization_id, rec.id, filing_message(rec))
+
+
+def endpoint_row(event_type: str, rec: Any) -> dict[str, Any]:
+    """``rec``: a :class:`levy.store.webhooks.EndpointRecord` (its secret left out)."""
+    from levy.app.handlers.webhooks import endpoint_message
+
+    return row(event_type, rec.organization_id, rec.id, endpoint_message(rec))
+
+
+async def record(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` in the caller's transaction (the change's)."""
+    if rows:
+        await store.insert(conn, rows)
+
+
+async def get_event(conn: AsyncConnection, organization_id: str, event_id: str) -> EventRecord:
+    rec = await store.get_event(conn, organization_id, event_id)
+    if rec is None:
+        raise NotFound(f"No event with id '{event_id}'.", pointer=None)
+    return rec
+
+
+async def list_events(conn: AsyncConnection, organization_id: str, filters: EventFilters,
+                      page: PageRequest) -> tuple[list[EventRecord], bool]:
+    return await store.list_events(conn, organization_id, filters, page.limit, page.starting_after)

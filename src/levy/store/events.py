@@ -1,0 +1,62 @@
+"""Events in SQL (issue 35): the outbox rows, written in the caller's transaction, and the
+reads of ``GET /events``. Every query is scoped by ``organization_id``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from levy.domain.events import EventFilters
+from levy.store.rows import insert_rows
+from levy.store.tables.events import events as events_t
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    id: str
+    sequence: int
+    organization_id: str
+    type: str
+    object_type: str
+    object_id: str
+    created_at: datetime
+    data: bytes
+
+
+def event_record(row: Any) -> EventRecord:
+    return EventRecord(row.id, row.sequence, row.organization_id, row.type, row.object_type, row.object_id,
+                       row.created_at, row.data)
+
+
+async def insert(conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert event rows (:func:`levy.app.events.row`) in the caller's transaction: one statement."""
+    await insert_rows(conn, events_t, rows)
+
+
+async def get_event(conn: AsyncConnection, organization_id: str, event_id: str) -> EventRecord | None:
+    row = (await conn.execute(select(events_t).where(
+        events_t.c.organization_id == organization_id, events_t.c.id == event_id))).first()
+    return event_record(row) if row else None
+
+
+async def list_events(conn: AsyncConnection, organization_id: str, filters: EventFilters, limit: int,
+                      starting_after: str | None) -> tuple[list[EventRecord], bool]:
+    """Newest first (by ``sequence``, keyset after the event ``starting_after``), with the filters."""
+    q = select(events_t).where(events_t.c.organization_id == organization_id)
+    if starting_after:
+        last = select(events_t.c.sequence).where(
+            events_t.c.organization_id == organization_id, events_t.c.id == starting_after).scalar_subquery()
+        q = q.where(events_t.c.sequence < last)
+    if filters.type:
+        q = q.where(events_t.c.type == filters.type)
+    if filters.created_from is not None:
+        q = q.where(events_t.c.created_at >= filters.created_from)
+    if filters.created_to is not None:
+        q = q.where(events_t.c.created_at < filters.created_to)
+    rows = (await conn.execute(q.order_by(events_t.c.sequence.desc()).limit(limit + 1))).all()
+    return [event_record(r) for r in rows[:limit]], len(rows) > limit
