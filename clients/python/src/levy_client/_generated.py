@@ -47,6 +47,8 @@ __all__ = [
     "CustomerInput",
     "CustomerPreset",
     "CustomerPresetInput",
+    "Event",
+    "EventData",
     "ExemptionCertificate",
     "ExemptionCertificateInput",
     "ExemptionJurisdiction",
@@ -68,6 +70,7 @@ __all__ = [
     "LineProductInput",
     "ListApiKeysResponse",
     "ListCustomersResponse",
+    "ListEventsResponse",
     "ListExemptionCertificatesResponse",
     "ListFilingTransactionsResponse",
     "ListFilingsResponse",
@@ -77,6 +80,8 @@ __all__ = [
     "ListProductsResponse",
     "ListRegistrationsResponse",
     "ListTransactionsResponse",
+    "ListWebhookDeliveriesResponse",
+    "ListWebhookEndpointsResponse",
     "LocationAddress",
     "LocationAddressInput",
     "MarketplaceTransaction",
@@ -94,9 +99,11 @@ __all__ = [
     "ProductTaxCode",
     "Registration",
     "RegistrationInput",
+    "ReplayWebhookDeliveryRequestBody",
     "RestoreCustomerRequestBody",
     "ReturnTaxOnlyAllocation",
     "ReturnTransaction",
+    "RotateWebhookEndpointSecretRequestBody",
     "ServiceVersion",
     "ShipFrom",
     "ShipFromInput",
@@ -110,6 +117,10 @@ __all__ = [
     "TransactionLineItem",
     "TransactionLineItemInput",
     "UnarchiveLocationRequestBody",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEndpointInput",
 ]
 
 # Models: one per component schema.
@@ -456,6 +467,38 @@ class CustomerPresetInput(TypedDict, total=False):
     """The customer's source account, to disambiguate."""
 
 
+class Event(TypedDict, total=False):
+    """Something that happened to one object."""
+    id: Required[str]
+    """Identifier, prefix `evt_`."""
+    type: Required[str]
+    """What happened, for example `transaction.finalized` (docs/events.md lists
+    every type).
+    """
+    created_at: Required[str | None]
+    """When it happened (the commit of the change)."""
+    object_type: Required[str]
+    """The kind of object: `transaction`, `customer`, `filing` or
+    `webhook_endpoint`.
+    """
+    object_id: Required[str]
+    """The object's id (`txn_`, `cust_`, `fil_`, `we_`)."""
+    data: Required["EventData | None"]
+    """The object as the API returned it just after the change."""
+
+
+class EventData(TypedDict, total=False):
+    """The object of an event: one of these is set, the one `object_type` names."""
+    transaction: Required["Transaction | None"]
+    """The transaction (sale or credit) of a `transaction.*` or `credit.*` event."""
+    customer: Required["Customer | None"]
+    """The customer of a `customer.*` event."""
+    filing: Required["Filing | None"]
+    """The filing of a `filing.*` event."""
+    webhook_endpoint: Required["WebhookEndpoint | None"]
+    """The endpoint of a `webhook_endpoint.*` event (without its secret)."""
+
+
 class ExemptionCertificate(TypedDict, total=False):
     """An exemption certificate on file for a customer."""
     id: Required[str]
@@ -753,6 +796,14 @@ class ListCustomersResponse(TypedDict, total=False):
     """More items follow this page."""
 
 
+class ListEventsResponse(TypedDict, total=False):
+    """A page of events."""
+    data: Required["list[Event]"]
+    """Events, newest first."""
+    has_more: Required[bool]
+    """More items follow this page."""
+
+
 class ListExemptionCertificatesResponse(TypedDict, total=False):
     """A page of certificates."""
     data: Required["list[ExemptionCertificate]"]
@@ -821,6 +872,22 @@ class ListTransactionsResponse(TypedDict, total=False):
     """A page of transactions."""
     data: Required["list[Transaction]"]
     """Transactions, newest first."""
+    has_more: Required[bool]
+    """More items follow this page."""
+
+
+class ListWebhookDeliveriesResponse(TypedDict, total=False):
+    """A page of deliveries."""
+    data: Required["list[WebhookDelivery]"]
+    """Deliveries, newest first."""
+    has_more: Required[bool]
+    """More items follow this page."""
+
+
+class ListWebhookEndpointsResponse(TypedDict, total=False):
+    """A page of webhook endpoints."""
+    data: Required["list[WebhookEndpoint]"]
+    """Endpoints, newest first."""
     has_more: Required[bool]
     """More items follow this page."""
 
@@ -1099,6 +1166,10 @@ class RegistrationInput(TypedDict, total=False):
     """Last day covered (YYYY-MM-DD), or null for open-ended."""
 
 
+class ReplayWebhookDeliveryRequestBody(TypedDict, total=False):
+    """Request of ReplayWebhookDelivery."""
+
+
 class RestoreCustomerRequestBody(TypedDict, total=False):
     """Request of RestoreCustomer."""
 
@@ -1134,6 +1205,10 @@ class ReturnTransaction(TypedDict, total=False):
     it (`jurisdiction` is the state's code; a credit's are negative;
     carried credits are the return's, not a transaction's).
     """
+
+
+class RotateWebhookEndpointSecretRequestBody(TypedDict, total=False):
+    """Request of RotateWebhookEndpointSecret."""
 
 
 ServiceVersion = Literal["", "hydrogen.2025-04-15"]
@@ -1452,6 +1527,86 @@ class UnarchiveLocationRequestBody(TypedDict, total=False):
     """Request of UnarchiveLocation."""
 
 
+class WebhookAttempt(TypedDict, total=False):
+    """One attempt of a delivery."""
+    number: Required[int]
+    """1 for the first attempt."""
+    at: Required[str | None]
+    """When it was sent."""
+    status_code: Required[int | None]
+    """The receiver's HTTP status, or null when none came (timeout, refused)."""
+    succeeded: Required[bool]
+    """Whether the receiver accepted it (a 2xx status)."""
+    latency_ms: Required[int]
+    """Milliseconds from sending to the answer (or the failure)."""
+    response_excerpt: Required[str]
+    """The start of the answer's body, or what went wrong."""
+
+
+class WebhookDelivery(TypedDict, total=False):
+    """One event sent (or to send) to one endpoint."""
+    id: Required[str]
+    """Identifier, prefix `whd_`."""
+    endpoint_id: Required[str]
+    """The endpoint's `we_` id."""
+    event_id: Required[str]
+    """The event's `evt_` id (also the `webhook-id` header)."""
+    event_type: Required[str]
+    """The event's type."""
+    status: Required[str]
+    """`pending` (to send or retry), `succeeded` or `failed` (retries exhausted)."""
+    next_attempt_at: Required[str | None]
+    """When the next attempt is due, or null."""
+    created_at: Required[str | None]
+    """Record creation time."""
+    attempts: Required["list[WebhookAttempt]"]
+    """Every attempt, oldest first."""
+
+
+class WebhookEndpoint(TypedDict, total=False):
+    """Where the organization's events are sent."""
+    id: Required[str]
+    """Identifier, prefix `we_`."""
+    url: Required[str]
+    """The receiver's URL: https (http and addresses inside the network only
+    where the server's settings allow them).
+    """
+    enabled_events: Required[list[str]]
+    """The event types sent there (`*` for all)."""
+    description: Required[str | None]
+    """What the endpoint is for."""
+    enabled: Required[bool]
+    """Whether events are sent (default true). Levy sets it false when every
+    delivery has failed for several days.
+    """
+    secret: Required[str | None]
+    """The signing secret, `whsec_...`: in the answer of the create and of a
+    rotation only, otherwise null.
+    """
+    disabled_reason: Required[str | None]
+    """Why Levy disabled the endpoint, or null."""
+    created_at: Required[str | None]
+    """Record creation time."""
+    updated_at: Required[str | None]
+    """Last change."""
+
+
+class WebhookEndpointInput(TypedDict, total=False):
+    """Where the organization's events are sent."""
+    url: str | None
+    """The receiver's URL: https (http and addresses inside the network only
+    where the server's settings allow them).
+    """
+    enabled_events: list[str] | None
+    """The event types sent there (`*` for all)."""
+    description: str | None
+    """What the endpoint is for."""
+    enabled: bool | None
+    """Whether events are sent (default true). Levy sets it false when every
+    delivery has failed for several days.
+    """
+
+
 # Operations: one Call per operationId.
 
 class _Operations:
@@ -1541,6 +1696,12 @@ class _Operations:
         return Call("POST", "/transactions", json={} if body is None else body, headers=headers)
 
     @staticmethod
+    def create_webhook_endpoint(body: WebhookEndpointInput | None = None) -> Call[WebhookEndpoint]:
+        """Creates an endpoint. Its signing `secret` is in this answer only."""
+        headers: dict[str, str] = {}
+        return Call("POST", "/webhook-endpoints", json={} if body is None else body, headers=headers, repeatable=False)
+
+    @staticmethod
     def delete_api_key(key_id: str, /) -> Call[None]:
         """Revokes an API key at once."""
         headers: dict[str, str] = {}
@@ -1575,6 +1736,12 @@ class _Operations:
         return Call("DELETE", f"/organization/registrations/{_p(registration_id)}", headers=headers, empty=True)
 
     @staticmethod
+    def delete_webhook_endpoint(endpoint_id: str, /) -> Call[None]:
+        """Deletes an endpoint and its pending deliveries."""
+        headers: dict[str, str] = {}
+        return Call("DELETE", f"/webhook-endpoints/{_p(endpoint_id)}", headers=headers, empty=True)
+
+    @staticmethod
     def export_filing(filing_id: str, /, *, file: str | None = None) -> Call[str]:
         """Exports a return as CSV (`file`: `return`, the default, or
         `transactions`).
@@ -1588,6 +1755,12 @@ class _Operations:
         """Retrieves a customer with its read-only `exemption` object."""
         headers: dict[str, str] = {}
         return Call("GET", f"/customers/{_p(customer_id)}", headers=headers)
+
+    @staticmethod
+    def get_event(event_id: str, /) -> Call[Event]:
+        """Retrieves an event."""
+        headers: dict[str, str] = {}
+        return Call("GET", f"/events/{_p(event_id)}", headers=headers)
 
     @staticmethod
     def get_filing(filing_id: str, /) -> Call[Filing]:
@@ -1634,6 +1807,12 @@ class _Operations:
         return Call("GET", f"/transactions/{_p(id)}", headers=headers)
 
     @staticmethod
+    def get_webhook_endpoint(endpoint_id: str, /) -> Call[WebhookEndpoint]:
+        """Retrieves an endpoint (without its secret)."""
+        headers: dict[str, str] = {}
+        return Call("GET", f"/webhook-endpoints/{_p(endpoint_id)}", headers=headers)
+
+    @staticmethod
     def list_api_keys(*, limit: int | None = None, starting_after: str | None = None) -> Call[ListApiKeysResponse]:
         """Lists the organization's API keys (never their secrets)."""
         params = query(limit=limit, starting_after=starting_after)
@@ -1646,6 +1825,13 @@ class _Operations:
         params = query(limit=limit, starting_after=starting_after)
         headers: dict[str, str] = {}
         return Call("GET", "/customers", params=params, headers=headers)
+
+    @staticmethod
+    def list_events(*, limit: int | None = None, starting_after: str | None = None, type: str | None = None, created_from: str | None = None, created_to: str | None = None) -> Call[ListEventsResponse]:
+        """Lists events, newest first."""
+        params = query(limit=limit, starting_after=starting_after, type=type, created_from=created_from, created_to=created_to)
+        headers: dict[str, str] = {}
+        return Call("GET", "/events", params=params, headers=headers)
 
     @staticmethod
     def list_exemption_certificates(customer_id: str, /, *, limit: int | None = None, starting_after: str | None = None) -> Call[ListExemptionCertificatesResponse]:
@@ -1713,16 +1899,46 @@ class _Operations:
         return Call("GET", "/transactions", params=params, headers=headers)
 
     @staticmethod
+    def list_webhook_deliveries(endpoint_id: str, /, *, limit: int | None = None, starting_after: str | None = None) -> Call[ListWebhookDeliveriesResponse]:
+        """Lists the endpoint's deliveries, newest first, each with its attempts."""
+        params = query(limit=limit, starting_after=starting_after)
+        headers: dict[str, str] = {}
+        return Call("GET", f"/webhook-endpoints/{_p(endpoint_id)}/deliveries", params=params, headers=headers)
+
+    @staticmethod
+    def list_webhook_endpoints(*, limit: int | None = None, starting_after: str | None = None) -> Call[ListWebhookEndpointsResponse]:
+        """Lists endpoints, newest first."""
+        params = query(limit=limit, starting_after=starting_after)
+        headers: dict[str, str] = {}
+        return Call("GET", "/webhook-endpoints", params=params, headers=headers)
+
+    @staticmethod
     def merge_customer(customer_id: str, /, body: MergeCustomerRequestBody | None = None) -> Call[Customer]:
         """Records that a customer was merged into another."""
         headers: dict[str, str] = {}
         return Call("POST", f"/customers/{_p(customer_id)}/merge", json={} if body is None else body, headers=headers, repeatable=False)
 
     @staticmethod
+    def replay_webhook_delivery(endpoint_id: str, delivery_id: str, /, body: ReplayWebhookDeliveryRequestBody | None = None) -> Call[WebhookDelivery]:
+        """Sends a delivery's event again now (a new attempt; a delivery that had
+        failed for good is retried on the schedule again).
+        """
+        headers: dict[str, str] = {}
+        return Call("POST", f"/webhook-endpoints/{_p(endpoint_id)}/deliveries/{_p(delivery_id)}/replay", json={} if body is None else body, headers=headers, repeatable=False)
+
+    @staticmethod
     def restore_customer(customer_id: str, /, body: RestoreCustomerRequestBody | None = None) -> Call[Customer]:
         """Undoes the deletion of a customer."""
         headers: dict[str, str] = {}
         return Call("POST", f"/customers/{_p(customer_id)}/restore", json={} if body is None else body, headers=headers, repeatable=False)
+
+    @staticmethod
+    def rotate_webhook_endpoint_secret(endpoint_id: str, /, body: RotateWebhookEndpointSecretRequestBody | None = None) -> Call[WebhookEndpoint]:
+        """Replaces the endpoint's signing secret; the new `secret` is in this
+        answer only.
+        """
+        headers: dict[str, str] = {}
+        return Call("POST", f"/webhook-endpoints/{_p(endpoint_id)}/rotate-secret", json={} if body is None else body, headers=headers, repeatable=False)
 
     @staticmethod
     def unarchive_location(location_id: str, /, body: UnarchiveLocationRequestBody | None = None) -> Call[BusinessLocation]:
@@ -1783,6 +1999,12 @@ class _Operations:
         headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
         return Call("POST", f"/transactions/{_p(id)}", json={} if body is None else body, headers=headers)
 
+    @staticmethod
+    def update_webhook_endpoint(endpoint_id: str, /, body: WebhookEndpointInput | None = None) -> Call[WebhookEndpoint]:
+        """Updates an endpoint. Omitted fields and nulls keep the current value."""
+        headers: dict[str, str] = {}
+        return Call("PATCH", f"/webhook-endpoints/{_p(endpoint_id)}", json={} if body is None else body, headers=headers)
+
 
 _ops = _Operations
 
@@ -1800,13 +2022,16 @@ OPERATIONS: dict[str, str] = {
     "CreateProduct": "create_product",
     "CreateRegistration": "create_registration",
     "CreateTransaction": "create_transaction",
+    "CreateWebhookEndpoint": "create_webhook_endpoint",
     "DeleteApiKey": "delete_api_key",
     "DeleteCustomer": "delete_customer",
     "DeleteExemptionCertificate": "delete_exemption_certificate",
     "DeleteProduct": "delete_product",
     "DeleteRegistration": "delete_registration",
+    "DeleteWebhookEndpoint": "delete_webhook_endpoint",
     "ExportFiling": "export_filing",
     "GetCustomer": "get_customer",
+    "GetEvent": "get_event",
     "GetFiling": "get_filing",
     "GetLiabilityReport": "get_liability_report",
     "GetLocation": "get_location",
@@ -1814,8 +2039,10 @@ OPERATIONS: dict[str, str] = {
     "GetOrganizationSettings": "get_organization_settings",
     "GetProduct": "get_product",
     "GetTransaction": "get_transaction",
+    "GetWebhookEndpoint": "get_webhook_endpoint",
     "ListApiKeys": "list_api_keys",
     "ListCustomers": "list_customers",
+    "ListEvents": "list_events",
     "ListExemptionCertificates": "list_exemption_certificates",
     "ListFilingTransactions": "list_filing_transactions",
     "ListFilings": "list_filings",
@@ -1825,8 +2052,12 @@ OPERATIONS: dict[str, str] = {
     "ListProducts": "list_products",
     "ListRegistrations": "list_registrations",
     "ListTransactions": "list_transactions",
+    "ListWebhookDeliveries": "list_webhook_deliveries",
+    "ListWebhookEndpoints": "list_webhook_endpoints",
     "MergeCustomer": "merge_customer",
+    "ReplayWebhookDelivery": "replay_webhook_delivery",
     "RestoreCustomer": "restore_customer",
+    "RotateWebhookEndpointSecret": "rotate_webhook_endpoint_secret",
     "UnarchiveLocation": "unarchive_location",
     "UpdateCustomer": "update_customer",
     "UpdateExemptionCertificate": "update_exemption_certificate",
@@ -1836,6 +2067,7 @@ OPERATIONS: dict[str, str] = {
     "UpdateOrganizationSettings": "update_organization_settings",
     "UpdateProduct": "update_product",
     "UpdateTransaction": "update_transaction",
+    "UpdateWebhookEndpoint": "update_webhook_endpoint",
 }
 
 
@@ -1903,6 +2135,10 @@ class SyncOperations:
         """Creates a sale or credit, as `draft` or `finalized`."""
         return self.send(_ops.create_transaction(body, idempotency_key=idempotency_key))
 
+    def create_webhook_endpoint(self, body: WebhookEndpointInput | None = None) -> WebhookEndpoint:
+        """Creates an endpoint. Its signing `secret` is in this answer only."""
+        return self.send(_ops.create_webhook_endpoint(body))
+
     def delete_api_key(self, key_id: str, /) -> None:
         """Revokes an API key at once."""
         return self.send(_ops.delete_api_key(key_id))
@@ -1927,6 +2163,10 @@ class SyncOperations:
         """Removes a registration."""
         return self.send(_ops.delete_registration(registration_id))
 
+    def delete_webhook_endpoint(self, endpoint_id: str, /) -> None:
+        """Deletes an endpoint and its pending deliveries."""
+        return self.send(_ops.delete_webhook_endpoint(endpoint_id))
+
     def export_filing(self, filing_id: str, /, *, file: str | None = None) -> str:
         """Exports a return as CSV (`file`: `return`, the default, or
         `transactions`).
@@ -1936,6 +2176,10 @@ class SyncOperations:
     def get_customer(self, customer_id: str, /) -> Customer:
         """Retrieves a customer with its read-only `exemption` object."""
         return self.send(_ops.get_customer(customer_id))
+
+    def get_event(self, event_id: str, /) -> Event:
+        """Retrieves an event."""
+        return self.send(_ops.get_event(event_id))
 
     def get_filing(self, filing_id: str, /) -> Filing:
         """Retrieves a filing with its return."""
@@ -1965,6 +2209,10 @@ class SyncOperations:
         """Retrieves a transaction."""
         return self.send(_ops.get_transaction(id))
 
+    def get_webhook_endpoint(self, endpoint_id: str, /) -> WebhookEndpoint:
+        """Retrieves an endpoint (without its secret)."""
+        return self.send(_ops.get_webhook_endpoint(endpoint_id))
+
     def list_api_keys(self, *, limit: int | None = None, starting_after: str | None = None) -> ListApiKeysResponse:
         """Lists the organization's API keys (never their secrets)."""
         return self.send(_ops.list_api_keys(limit=limit, starting_after=starting_after))
@@ -1980,6 +2228,14 @@ class SyncOperations:
     def iter_customers(self, *, page_size: int = 100) -> Iterator[Customer]:
         """Every item of ``list_customers``, fetching pages of ``page_size`` as needed."""
         return self._items(lambda after: _ops.list_customers(limit=page_size, starting_after=after), "id")
+
+    def list_events(self, *, limit: int | None = None, starting_after: str | None = None, type: str | None = None, created_from: str | None = None, created_to: str | None = None) -> ListEventsResponse:
+        """Lists events, newest first."""
+        return self.send(_ops.list_events(limit=limit, starting_after=starting_after, type=type, created_from=created_from, created_to=created_to))
+
+    def iter_events(self, *, page_size: int = 100, type: str | None = None, created_from: str | None = None, created_to: str | None = None) -> Iterator[Event]:
+        """Every item of ``list_events``, fetching pages of ``page_size`` as needed."""
+        return self._items(lambda after: _ops.list_events(type=type, created_from=created_from, created_to=created_to, limit=page_size, starting_after=after), "id")
 
     def list_exemption_certificates(self, customer_id: str, /, *, limit: int | None = None, starting_after: str | None = None) -> ListExemptionCertificatesResponse:
         """Lists a customer's certificates, all statuses."""
@@ -2055,13 +2311,41 @@ class SyncOperations:
         """Every item of ``list_transactions``, fetching pages of ``page_size`` as needed."""
         return self._items(lambda after: _ops.list_transactions(status=status, type=type, reference_id=reference_id, customer_id=customer_id, transaction_date_from=transaction_date_from, transaction_date_to=transaction_date_to, source=source, limit=page_size, starting_after=after), "id")
 
+    def list_webhook_deliveries(self, endpoint_id: str, /, *, limit: int | None = None, starting_after: str | None = None) -> ListWebhookDeliveriesResponse:
+        """Lists the endpoint's deliveries, newest first, each with its attempts."""
+        return self.send(_ops.list_webhook_deliveries(endpoint_id, limit=limit, starting_after=starting_after))
+
+    def iter_webhook_deliveries(self, endpoint_id: str, /, *, page_size: int = 100) -> Iterator[WebhookDelivery]:
+        """Every item of ``list_webhook_deliveries``, fetching pages of ``page_size`` as needed."""
+        return self._items(lambda after: _ops.list_webhook_deliveries(endpoint_id, limit=page_size, starting_after=after), "id")
+
+    def list_webhook_endpoints(self, *, limit: int | None = None, starting_after: str | None = None) -> ListWebhookEndpointsResponse:
+        """Lists endpoints, newest first."""
+        return self.send(_ops.list_webhook_endpoints(limit=limit, starting_after=starting_after))
+
+    def iter_webhook_endpoints(self, *, page_size: int = 100) -> Iterator[WebhookEndpoint]:
+        """Every item of ``list_webhook_endpoints``, fetching pages of ``page_size`` as needed."""
+        return self._items(lambda after: _ops.list_webhook_endpoints(limit=page_size, starting_after=after), "id")
+
     def merge_customer(self, customer_id: str, /, body: MergeCustomerRequestBody | None = None) -> Customer:
         """Records that a customer was merged into another."""
         return self.send(_ops.merge_customer(customer_id, body))
 
+    def replay_webhook_delivery(self, endpoint_id: str, delivery_id: str, /, body: ReplayWebhookDeliveryRequestBody | None = None) -> WebhookDelivery:
+        """Sends a delivery's event again now (a new attempt; a delivery that had
+        failed for good is retried on the schedule again).
+        """
+        return self.send(_ops.replay_webhook_delivery(endpoint_id, delivery_id, body))
+
     def restore_customer(self, customer_id: str, /, body: RestoreCustomerRequestBody | None = None) -> Customer:
         """Undoes the deletion of a customer."""
         return self.send(_ops.restore_customer(customer_id, body))
+
+    def rotate_webhook_endpoint_secret(self, endpoint_id: str, /, body: RotateWebhookEndpointSecretRequestBody | None = None) -> WebhookEndpoint:
+        """Replaces the endpoint's signing secret; the new `secret` is in this
+        answer only.
+        """
+        return self.send(_ops.rotate_webhook_endpoint_secret(endpoint_id, body))
 
     def unarchive_location(self, location_id: str, /, body: UnarchiveLocationRequestBody | None = None) -> BusinessLocation:
         """Undoes the archiving of a location (it does not become the default again by itself)."""
@@ -2102,6 +2386,10 @@ class SyncOperations:
         line_items, ...).
         """
         return self.send(_ops.update_transaction(id, body, idempotency_key=idempotency_key))
+
+    def update_webhook_endpoint(self, endpoint_id: str, /, body: WebhookEndpointInput | None = None) -> WebhookEndpoint:
+        """Updates an endpoint. Omitted fields and nulls keep the current value."""
+        return self.send(_ops.update_webhook_endpoint(endpoint_id, body))
 
 
 class AsyncOperations:
@@ -2168,6 +2456,10 @@ class AsyncOperations:
         """Creates a sale or credit, as `draft` or `finalized`."""
         return await self.send(_ops.create_transaction(body, idempotency_key=idempotency_key))
 
+    async def create_webhook_endpoint(self, body: WebhookEndpointInput | None = None) -> WebhookEndpoint:
+        """Creates an endpoint. Its signing `secret` is in this answer only."""
+        return await self.send(_ops.create_webhook_endpoint(body))
+
     async def delete_api_key(self, key_id: str, /) -> None:
         """Revokes an API key at once."""
         return await self.send(_ops.delete_api_key(key_id))
@@ -2192,6 +2484,10 @@ class AsyncOperations:
         """Removes a registration."""
         return await self.send(_ops.delete_registration(registration_id))
 
+    async def delete_webhook_endpoint(self, endpoint_id: str, /) -> None:
+        """Deletes an endpoint and its pending deliveries."""
+        return await self.send(_ops.delete_webhook_endpoint(endpoint_id))
+
     async def export_filing(self, filing_id: str, /, *, file: str | None = None) -> str:
         """Exports a return as CSV (`file`: `return`, the default, or
         `transactions`).
@@ -2201,6 +2497,10 @@ class AsyncOperations:
     async def get_customer(self, customer_id: str, /) -> Customer:
         """Retrieves a customer with its read-only `exemption` object."""
         return await self.send(_ops.get_customer(customer_id))
+
+    async def get_event(self, event_id: str, /) -> Event:
+        """Retrieves an event."""
+        return await self.send(_ops.get_event(event_id))
 
     async def get_filing(self, filing_id: str, /) -> Filing:
         """Retrieves a filing with its return."""
@@ -2230,6 +2530,10 @@ class AsyncOperations:
         """Retrieves a transaction."""
         return await self.send(_ops.get_transaction(id))
 
+    async def get_webhook_endpoint(self, endpoint_id: str, /) -> WebhookEndpoint:
+        """Retrieves an endpoint (without its secret)."""
+        return await self.send(_ops.get_webhook_endpoint(endpoint_id))
+
     async def list_api_keys(self, *, limit: int | None = None, starting_after: str | None = None) -> ListApiKeysResponse:
         """Lists the organization's API keys (never their secrets)."""
         return await self.send(_ops.list_api_keys(limit=limit, starting_after=starting_after))
@@ -2245,6 +2549,14 @@ class AsyncOperations:
     def iter_customers(self, *, page_size: int = 100) -> AsyncIterator[Customer]:
         """Every item of ``list_customers``, fetching pages of ``page_size`` as needed."""
         return self._items(lambda after: _ops.list_customers(limit=page_size, starting_after=after), "id")
+
+    async def list_events(self, *, limit: int | None = None, starting_after: str | None = None, type: str | None = None, created_from: str | None = None, created_to: str | None = None) -> ListEventsResponse:
+        """Lists events, newest first."""
+        return await self.send(_ops.list_events(limit=limit, starting_after=starting_after, type=type, created_from=created_from, created_to=created_to))
+
+    def iter_events(self, *, page_size: int = 100, type: str | None = None, created_from: str | None = None, created_to: str | None = None) -> AsyncIterator[Event]:
+        """Every item of ``list_events``, fetching pages of ``page_size`` as needed."""
+        return self._items(lambda after: _ops.list_events(type=type, created_from=created_from, created_to=created_to, limit=page_size, starting_after=after), "id")
 
     async def list_exemption_certificates(self, customer_id: str, /, *, limit: int | None = None, starting_after: str | None = None) -> ListExemptionCertificatesResponse:
         """Lists a customer's certificates, all statuses."""
@@ -2320,13 +2632,41 @@ class AsyncOperations:
         """Every item of ``list_transactions``, fetching pages of ``page_size`` as needed."""
         return self._items(lambda after: _ops.list_transactions(status=status, type=type, reference_id=reference_id, customer_id=customer_id, transaction_date_from=transaction_date_from, transaction_date_to=transaction_date_to, source=source, limit=page_size, starting_after=after), "id")
 
+    async def list_webhook_deliveries(self, endpoint_id: str, /, *, limit: int | None = None, starting_after: str | None = None) -> ListWebhookDeliveriesResponse:
+        """Lists the endpoint's deliveries, newest first, each with its attempts."""
+        return await self.send(_ops.list_webhook_deliveries(endpoint_id, limit=limit, starting_after=starting_after))
+
+    def iter_webhook_deliveries(self, endpoint_id: str, /, *, page_size: int = 100) -> AsyncIterator[WebhookDelivery]:
+        """Every item of ``list_webhook_deliveries``, fetching pages of ``page_size`` as needed."""
+        return self._items(lambda after: _ops.list_webhook_deliveries(endpoint_id, limit=page_size, starting_after=after), "id")
+
+    async def list_webhook_endpoints(self, *, limit: int | None = None, starting_after: str | None = None) -> ListWebhookEndpointsResponse:
+        """Lists endpoints, newest first."""
+        return await self.send(_ops.list_webhook_endpoints(limit=limit, starting_after=starting_after))
+
+    def iter_webhook_endpoints(self, *, page_size: int = 100) -> AsyncIterator[WebhookEndpoint]:
+        """Every item of ``list_webhook_endpoints``, fetching pages of ``page_size`` as needed."""
+        return self._items(lambda after: _ops.list_webhook_endpoints(limit=page_size, starting_after=after), "id")
+
     async def merge_customer(self, customer_id: str, /, body: MergeCustomerRequestBody | None = None) -> Customer:
         """Records that a customer was merged into another."""
         return await self.send(_ops.merge_customer(customer_id, body))
 
+    async def replay_webhook_delivery(self, endpoint_id: str, delivery_id: str, /, body: ReplayWebhookDeliveryRequestBody | None = None) -> WebhookDelivery:
+        """Sends a delivery's event again now (a new attempt; a delivery that had
+        failed for good is retried on the schedule again).
+        """
+        return await self.send(_ops.replay_webhook_delivery(endpoint_id, delivery_id, body))
+
     async def restore_customer(self, customer_id: str, /, body: RestoreCustomerRequestBody | None = None) -> Customer:
         """Undoes the deletion of a customer."""
         return await self.send(_ops.restore_customer(customer_id, body))
+
+    async def rotate_webhook_endpoint_secret(self, endpoint_id: str, /, body: RotateWebhookEndpointSecretRequestBody | None = None) -> WebhookEndpoint:
+        """Replaces the endpoint's signing secret; the new `secret` is in this
+        answer only.
+        """
+        return await self.send(_ops.rotate_webhook_endpoint_secret(endpoint_id, body))
 
     async def unarchive_location(self, location_id: str, /, body: UnarchiveLocationRequestBody | None = None) -> BusinessLocation:
         """Undoes the archiving of a location (it does not become the default again by itself)."""
@@ -2367,3 +2707,7 @@ class AsyncOperations:
         line_items, ...).
         """
         return await self.send(_ops.update_transaction(id, body, idempotency_key=idempotency_key))
+
+    async def update_webhook_endpoint(self, endpoint_id: str, /, body: WebhookEndpointInput | None = None) -> WebhookEndpoint:
+        """Updates an endpoint. Omitted fields and nulls keep the current value."""
+        return await self.send(_ops.update_webhook_endpoint(endpoint_id, body))
