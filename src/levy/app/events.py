@@ -60,11 +60,11 @@ def customer_row(event_type: str, organization_id: str, rec: CustomerRecord) -> 
     return row(event_type, organization_id, rec.id, customer_pb(rec))
 
 
-def filing_row(event_type: str, rec: Any) -> dict[str, Any]:
-    """``rec``: a :class:`levy.store.filings.FilingRecord`."""
+def filing_row(event_type: str, rec: Any, currency: str) -> dict[str, Any]:
+    """``rec``: a :class:`levy.store.filings.FilingRecord`; ``currency``: the return's."""
     from levy.app.handlers.filings import filing_message
 
-    return row(event_type, rec.organization_id, rec.id, filing_message(rec))
+    return row(event_type, rec.organization_id, rec.id, filing_message(rec, currency))
 
 
 def endpoint_row(event_type: str, rec: Any) -> dict[str, Any]:

@@ -180,7 +180,8 @@ async def create_filing(
     ret = await _prepare(conn, organization_id, code, start, end, for_update=False)
     rec = _new_record(organization_id, code, start, end, ret)
     await store.insert_filing(conn, rec)
-    await events.record(conn, [events.filing_row("filing.prepared", rec)])
+    currency = await returns_currency(conn, organization_id)
+    await events.record(conn, [events.filing_row("filing.prepared", rec, currency)])
     return rec
 
 
@@ -245,7 +246,7 @@ async def _file(
     else:
         await store.update_filing(conn, rec)
     await store.record_filed(conn, organization_id, rec.id, state, ret.transaction_ids, ret.credits_carried_forward)
-    outbox = [events.filing_row("filing.filed", rec)]
+    outbox = [events.filing_row("filing.filed", rec, currency)]
     for txn in records:
         if txn.id in on_return:
             outbox.extend(await _move_to_filed(conn, txn, now))
