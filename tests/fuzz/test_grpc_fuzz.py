@@ -77,6 +77,11 @@ def message_strategy(desc: descriptor.Descriptor, depth: int = 0) -> st.SearchSt
     """A dict of field name -> value (or sub-dict) for ``desc``."""
     optional: dict[str, st.SearchStrategy[Any]] = {}
     for f in desc.fields:
+        if _is_map(f):  # map<string, scalar>: a dict of fuzzed keys and values
+            entry = f.message_type
+            optional[f.name] = st.dictionaries(_scalar(entry.fields_by_name["key"]),
+                                               _scalar(entry.fields_by_name["value"]), max_size=3)
+            continue
         if f.type == FD.TYPE_MESSAGE:
             full = f.message_type.full_name
             if full == "google.protobuf.Timestamp":
@@ -105,10 +110,16 @@ def message_strategy(desc: descriptor.Descriptor, depth: int = 0) -> st.SearchSt
     return st.fixed_dictionaries({}, optional=optional)
 
 
+def _is_map(f: descriptor.FieldDescriptor) -> bool:
+    return f.type == FD.TYPE_MESSAGE and f.message_type.GetOptions().map_entry
+
+
 def fill(msg: message.Message, data: dict[str, Any]) -> message.Message:
     for name, value in data.items():
         f = msg.DESCRIPTOR.fields_by_name[name]
-        if f.type == FD.TYPE_MESSAGE:
+        if _is_map(f):
+            getattr(msg, name).update(value)
+        elif f.type == FD.TYPE_MESSAGE:
             if f.is_repeated:
                 for item in value:
                     fill(getattr(msg, name).add(), item)
