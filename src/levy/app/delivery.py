@@ -37,7 +37,7 @@ from levy.app import events
 from levy.app.services import AppServices
 from levy.domain.webhooks import UrlPolicy, address_refused, next_attempt, parse_schedule, should_disable
 from levy.store import webhooks as store
-from levy.store.db import transaction
+from levy.store.db import is_unavailable, transaction
 from levy.store.events import EventRecord
 from levy.store.webhooks import AttemptRecord, Claimed
 
@@ -76,8 +76,11 @@ class DeliveryWorker:
                     busy = await self.run_once()
                 except asyncio.CancelledError:
                     raise
-                except Exception:  # noqa: BLE001 - a database hiccup: logged, tried again next pass
-                    log.exception("webhook delivery pass failed")
+                except Exception as e:  # noqa: BLE001 - logged, tried again next pass
+                    if is_unavailable(e):  # the database is down or locked: no traceback, as for requests
+                        log.warning("webhook delivery pass skipped: the database is unavailable (%s)", e)
+                    else:
+                        log.exception("webhook delivery pass failed")
                     busy = False
                 if not busy:
                     await asyncio.sleep(self.poll)

@@ -153,6 +153,10 @@ def _unavailable_one(e: BaseException) -> bool:
         name = type(e).__name__
         if name in ("ConnectionDoesNotExistError", "ConnectionFailureError"):
             return True
+        if name == "InternalClientError" and "another operation" in str(e):
+            # a connection whose server end was killed mid-operation, met by the next statement (a raw
+            # executemany, levy.store.rows.insert_rows): the connection is unusable, not a bug of the request
+            return True
         state = str(getattr(e, "sqlstate", "") or "")
         return bool(state) and state.startswith(_UNAVAILABLE_SQLSTATES)
     return False
