@@ -14,7 +14,7 @@ import grpc
 import httpx
 import pytest
 from google.protobuf import json_format
-from levyserver import LevyServer, Tenant, fresh_database, start_server
+from levyserver import LevyServer, Tenant, own_server
 from levytest import call_error, md
 from test_filing_transactions import export_transactions
 from test_filings import Filings
@@ -26,12 +26,8 @@ from levy.v1 import organization_pb2_grpc
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LevyServer]:
-    with fresh_database(request.param, tmp_path_factory.mktemp("i37fc-db")) as url:
-        srv = start_server(url, tmp_path_factory.mktemp("i37fc-logs"))
-        try:
-            yield srv
-        finally:
-            assert srv.stop() == 0, srv.log()
+    with own_server(request.param, tmp_path_factory.mktemp("i37fc"), {}) as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")

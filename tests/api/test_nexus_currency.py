@@ -14,19 +14,15 @@ from typing import Any
 import grpc
 import httpx
 import pytest
-from levyserver import LevyServer, fresh_database, start_server
+from levyserver import LevyServer, own_server
 from test_filings import Filings
 from txn_api import Txn, line, register
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LevyServer]:
-    with fresh_database(request.param, tmp_path_factory.mktemp("i37n-db")) as url:
-        srv = start_server(url, tmp_path_factory.mktemp("i37n-logs"))
-        try:
-            yield srv
-        finally:
-            assert srv.stop() == 0, srv.log()
+    with own_server(request.param, tmp_path_factory.mktemp("i37n"), {}) as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")
