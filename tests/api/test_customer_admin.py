@@ -5,7 +5,7 @@ only; REST and gRPC against a real server on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import uuid
-from datetime import date, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import grpc
@@ -19,7 +19,9 @@ from levy.v1 import customers_pb2 as cpb
 from levy.v1 import organization_pb2 as pb
 from levy.v1 import organization_pb2_grpc
 
-TODAY = date.today()
+# The server's calendar is UTC. Dates that must fall on one side of today sit two days away,
+# so a run that crosses midnight between creating a certificate and reading it back still holds.
+TODAY = datetime.now(timezone.utc).date()
 CERT_KEYS = {"id", "customer_id", "jurisdiction", "exemption_type", "status", "starts_at", "expires_at",
              "created_at", "updated_at"}
 
@@ -138,8 +140,8 @@ def test_exemption_shows_only_current_valid_certificates_one_per_jurisdiction(ad
     cid = c["id"]
     add(admin_http, cid, jurisdiction="US-ST-CA", status="in_review")
     add(admin_http, cid, jurisdiction="US-ST-CA", status="rejected")
-    add(admin_http, cid, jurisdiction="US-ST-NY", status="valid", expires_at=day(-1))  # expired by date
-    add(admin_http, cid, jurisdiction="US-ST-NY", status="valid", starts_at=day(1))  # not started
+    add(admin_http, cid, jurisdiction="US-ST-NY", status="valid", expires_at=day(-2))  # expired by date
+    add(admin_http, cid, jurisdiction="US-ST-NY", status="valid", starts_at=day(2))  # not started
     add(admin_http, cid, jurisdiction="US-ST-NY", status="expired")
     tx_short = add(admin_http, cid, jurisdiction="US-ST-TX", status="valid", starts_at=day(-5), expires_at=day(30))
     tx_long = add(admin_http, cid, jurisdiction="US-ST-TX", status="valid", starts_at=day(-5), expires_at=day(300),
