@@ -118,7 +118,11 @@ def test_built_once_atomically_and_rebuilt_for_a_new_import(tmp_path: Path) -> N
     with fresh_database("sqlite", tmp_path) as url:
         asyncio.run(_setup(url, tmp_path / "sst"))
         directory = tmp_path / "addresses"
+        directory.mkdir()
+        crashed = directory / ".addresses-0123abcd.999999.tmp"  # a build killed half-way, another day
+        crashed.write_bytes(b"half a file")
         _, _, first = asyncio.run(_tables(url, directory))
+        assert not crashed.exists()  # removed by the next build
         built = first.stat().st_mtime_ns
         _, _, again = asyncio.run(_tables(url, directory))
         assert again == first and again.stat().st_mtime_ns == built  # the same import set: not rebuilt

@@ -199,8 +199,11 @@ async def ensure(conn: AsyncConnection, directory: Path) -> Path | None:
     try:
         if path.exists():  # another worker of this host built it meanwhile
             return path
+        # Under the lock no other builder of this host is running: any temporary file is a
+        # crashed build's (killed, out of disk) and would otherwise stay for good.
+        for stale in directory.glob(".addresses-*.tmp"):
+            stale.unlink(missing_ok=True)
         tmp = directory / f".addresses-{digest}.{os.getpid()}.tmp"
-        tmp.unlink(missing_ok=True)
         writer = await asyncio.to_thread(_Writer, tmp)
         try:
             result = await conn.stream(
