@@ -25,13 +25,10 @@ from typing import Any
 
 import httpx
 import pytest
-from standardwebhooks import Webhook
-
 from levyserver import LevyServer, create_tenant, free_port, own_server
+from standardwebhooks import Webhook
 from test_typescript_client import node_client  # noqa: F401 (the fixture that installs and builds)
-
-FAST = {"LEVY_WEBHOOK_ALLOW_HTTP": "true", "LEVY_WEBHOOK_ALLOW_PRIVATE": "true", "LEVY_WEBHOOK_POLL_SECONDS": "0.05",
-        "LEVY_WEBHOOK_RETRY_SCHEDULE": "0.2s,0.2s,0.2s", "LEVY_WEBHOOK_TIMEOUT_SECONDS": "3"}
+from webhook_receiver import FAST
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])

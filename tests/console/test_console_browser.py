@@ -349,6 +349,14 @@ def axe_source() -> str:
     return script.read_text()
 
 
+def serious_violations(page: Any, axe_source: str) -> list[str]:
+    """axe-core's serious and critical violations on the page (its context must bypass the CSP)."""
+    page.add_script_tag(content=axe_source)
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
 def test_axe_finds_no_serious_accessibility_violation(browser: Any, site: LevyServer, org: Tenant,
                                                       axe_source: str) -> None:
     with httpx.Client(base_url=site.http_url, headers={"X-API-Key": org.admin_key}) as api:
@@ -370,10 +378,7 @@ def test_axe_finds_no_serious_accessibility_violation(browser: Any, site: LevySe
                   "/console/returns/liability", "/console/users", "/console/audit", "/console/password"]
         for path in pages:
             page.goto(site.http_url + path)
-            page.add_script_tag(content=axe_source)
-            result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-            serious = [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
-                       for v in result["violations"] if v["impact"] in ("serious", "critical")]
+            serious = serious_violations(page, axe_source)
             if serious:
                 found[f"{path} @{viewport['width']}px"] = serious
         context.close()

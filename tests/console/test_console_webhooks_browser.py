@@ -25,15 +25,21 @@ from typing import Any
 
 import httpx
 import pytest
-from standardwebhooks import Webhook
-
 from consolekit import ConsoleClient, create_user, in_thread
 from levyserver import LevyServer, Tenant, _create_tenant, own_server
-from test_console_browser import DESKTOP, PHONE, axe_source, browser, expect, shot, sign_in  # noqa: F401 (fixtures)
-from webhook_receiver import Receiver, receiver
-
-FAST = {"LEVY_WEBHOOK_ALLOW_HTTP": "true", "LEVY_WEBHOOK_ALLOW_PRIVATE": "true", "LEVY_WEBHOOK_POLL_SECONDS": "0.05",
-        "LEVY_WEBHOOK_RETRY_SCHEDULE": "0.2s,0.2s,0.2s", "LEVY_WEBHOOK_TIMEOUT_SECONDS": "3"}
+from standardwebhooks import Webhook
+from test_console_browser import (  # noqa: F401 (browser, admin_page, axe_source: fixtures)
+    DESKTOP,
+    PHONE,
+    admin_page,
+    axe_source,
+    browser,
+    expect,
+    serious_violations,
+    shot,
+    sign_in,
+)
+from webhook_receiver import FAST, Receiver, receiver
 
 
 @pytest.fixture(scope="module")
@@ -61,14 +67,8 @@ def api(site: LevyServer, org: Tenant) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture
-def page(browser: Any, site: LevyServer, org: Tenant) -> Iterator[Any]:  # noqa: F811 (browser: a fixture)
-    address, password = create_user(site.database_url, org.organization_id)
-    context = browser.new_context(viewport=DESKTOP)
-    p = context.new_page()
-    sign_in(p, site, address, password)
-    p.wait_for_url("**/console/customers")
-    yield p
-    context.close()
+def page(admin_page: Any) -> Any:  # noqa: F811 (admin_page: the other module's, on this module's site and org)
+    return admin_page
 
 
 def customer(api: httpx.Client, name: str) -> dict[str, Any]:
@@ -280,10 +280,7 @@ def test_phone_width_and_axe(browser: Any, site: LevyServer, org: Tenant, api: h
             if viewport is PHONE:
                 assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], path
                 shot(page, f"{name}-phone")
-            page.add_script_tag(content=axe_source)
-            result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-            serious = [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
-                       for v in result["violations"] if v["impact"] in ("serious", "critical")]
+            serious = serious_violations(page, axe_source)
             if serious:
                 found[f"{path} @{viewport['width']}px"] = serious
         context.close()

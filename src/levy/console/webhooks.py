@@ -18,12 +18,11 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from levy.console.http import Request, Response, redirect
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 from levy.domain.events import TYPES
 from levy.transport.codec import to_json
 from levy.v1 import events_pb2
-
-from levy.console.http import Request, Response, redirect
 
 if TYPE_CHECKING:
     from levy.console.app import Console, Signed
@@ -140,15 +139,13 @@ class WebhookPages:
         endpoint = endpoint_from_form(req)
         request = events_pb2.UpdateWebhookEndpointRequest(endpoint_id=eid, webhook_endpoint=endpoint)
         request.update_mask.paths.extend(["url", "enabled_events", "description", "enabled"])
-        try:
+
+        async def write() -> None:
             await self.audited(signed, WEBHOOKS + "UpdateWebhookEndpoint", request, "webhook_endpoint.updated", eid,
                                f"{endpoint.url} ({', '.join(endpoint.enabled_events)}); "
                                f"enabled={endpoint.enabled}")
-        except LevyError as e:
-            if isinstance(e, (NotFound, PermissionDenied)):
-                raise
-            return await self.webhook(req, signed, errors=_errors(e), status=422)
-        return redirect(f"{self.prefix}/webhooks/{eid}")
+
+        return await self._form_or_error(req, signed, write, self.webhook, f"/webhooks/{eid}")
 
     async def webhook_rotate(self: Console, req: Request, signed: Signed) -> Response:
         self._admin_only(signed)
