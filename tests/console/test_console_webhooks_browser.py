@@ -286,3 +286,21 @@ def test_phone_width_and_axe(browser: Any, site: LevyServer, org: Tenant, api: h
         context.close()
     assert found == {}, found
     assert made["id"]
+
+
+def test_forms_without_the_csrf_token_and_bad_dates_change_nothing(site: LevyServer, org: Tenant,
+                                                                   api: httpx.Client) -> None:
+    client = ConsoleClient(site.http_url)
+    try:
+        assert client.sign_in(*create_user(site.database_url, org.organization_id)).status_code == 303
+        client.get("/webhooks")
+        r = client.post("/webhooks", {"url": "http://127.0.0.1:9/x", "enabled_events": "*"}, token=False)
+        assert r.status_code == 403
+        assert api.get("/webhook-endpoints").json()["data"] == []
+        # A date that is not one is the API's error on the page (422), never a 500.
+        r = client.get("/events?date_from=2026-13-45")
+        assert r.status_code == 422 and 'role="alert"' in r.text and "created_from" in r.text
+        assert client.get("/events/evt_nothing").status_code == 404
+        assert client.get("/webhooks/we_nothing").status_code == 404
+    finally:
+        client.close()
