@@ -109,6 +109,8 @@ class WebhookPages:
         self._admin_only(signed)
         endpoint = endpoint_from_form(req)
         endpoint.enabled = True  # a new endpoint is enabled (the form has no such box)
+        if not endpoint.description:
+            endpoint.ClearField("description")  # none, not an empty one (an edit sends "" to clear it)
         try:
             made = await self.audited(signed, WEBHOOKS + "CreateWebhookEndpoint",
                                       events_pb2.CreateWebhookEndpointRequest(webhook_endpoint=endpoint),
