@@ -26,11 +26,9 @@ from standardwebhooks import Webhook
 
 from levyserver import LevyServer, Tenant, create_tenant, fresh_database, own_server, start_server
 from txn_api import line, register
-from webhook_receiver import Receiver, receiver
+from webhook_receiver import FAST, Receiver, receiver
 
 D = "2026-01-15T12:00:00Z"
-FAST = {"LEVY_WEBHOOK_ALLOW_HTTP": "true", "LEVY_WEBHOOK_ALLOW_PRIVATE": "true", "LEVY_WEBHOOK_POLL_SECONDS": "0.05",
-        "LEVY_WEBHOOK_RETRY_SCHEDULE": "0.2s,0.2s,0.2s", "LEVY_WEBHOOK_TIMEOUT_SECONDS": "3"}
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])

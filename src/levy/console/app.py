@@ -51,6 +51,7 @@ from levy.transport.peer import client_address
 from levy.v1 import calculations_pb2, customers_pb2, filings_pb2, organization_pb2
 
 from levy.console.catalog import CatalogPages
+from levy.console.webhooks import WebhookPages
 from levy.console.http import (
     BodyTimeout,
     STALE_FORM,
@@ -108,7 +109,7 @@ def _plain(msg: message.Message) -> dict[str, Any]:
     return json_format.MessageToDict(msg, preserving_proto_field_name=True)
 
 
-class Console(CatalogPages):
+class Console(CatalogPages, WebhookPages):
     """Mounted by the gateway under ``prefix``; answers every path below it."""
 
     def __init__(self, pipeline: Pipeline, config: Config, prefix: str = "/console") -> None:
@@ -172,6 +173,7 @@ class Console(CatalogPages):
         r("POST", "/users/{user_id}/remove", self.user_remove, writes=True)
         r("GET", "/users/{user_id}/remove", self.confirm)
         self.add_catalog_routes()
+        self.add_webhook_routes()
 
     def _route(self, method: str, template: str, view: View, *, writes: bool = False,
                uploads: bool = False) -> None:
@@ -607,12 +609,21 @@ class Console(CatalogPages):
         "locations": ("Archive the location {label}?",
                       "It stops being a ship-from location (and the default, if it was one) until it is "
                       "unarchived.", "Archive location", "/locations/{id}"),
+        # Two actions of one page: keyed by the path's first and last segments.
+        "webhooks/delete": ("Delete the webhook endpoint {label}?",
+                            "No more events are sent to it and its delivery log is deleted with it; this cannot "
+                            "be undone.", "Delete endpoint", "/webhooks/{id}"),
+        "webhooks/rotate": ("Rotate the signing secret of {label}?",
+                            "The old secret stops signing at once: deliveries from now on are signed with the new "
+                            "one, shown once on the next page.", "Rotate secret", "/webhooks/{id}"),
     }
 
     async def confirm(self, req: Request, signed: Signed) -> Response:
         if not signed.may_write:
             raise PermissionDenied("this role cannot change anything")
-        question, consequence, button, back = self.CONFIRMATIONS[req.path.split("/")[1]]
+        segments = req.path.split("/")
+        question, consequence, button, back = (self.CONFIRMATIONS.get(f"{segments[1]}/{segments[-1]}")
+                                               or self.CONFIRMATIONS[segments[1]])
         (object_id,) = req.params.values()
         label = req.query.get("label", "").strip()[:200]
         return self._page(200, "confirm.html", signed, question=question.format(

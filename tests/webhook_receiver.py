@@ -13,6 +13,11 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+#: Settings of a server that delivers to this receiver: http and loopback allowed
+#: (LEVY_WEBHOOK_ALLOW_HTTP/_PRIVATE), a poll every 0.05 s and retries after 0.2 s.
+FAST = {"LEVY_WEBHOOK_ALLOW_HTTP": "true", "LEVY_WEBHOOK_ALLOW_PRIVATE": "true", "LEVY_WEBHOOK_POLL_SECONDS": "0.05",
+        "LEVY_WEBHOOK_RETRY_SCHEDULE": "0.2s,0.2s,0.2s", "LEVY_WEBHOOK_TIMEOUT_SECONDS": "3"}
+
 
 @dataclass(frozen=True)
 class Received:
