@@ -582,7 +582,10 @@ class Filing(TypedDict, total=False):
     id: Required[str]
     """Identifier, prefix `fil_`."""
     jurisdiction: Required[str | None]
-    """State jurisdiction code, for example `US-ST-CA`."""
+    """State jurisdiction code, for example `US-ST-CA`, or a return outside
+    the US (issue 34): `EU-OSS`, `CA`, `CA-PR-QC`, `CA-PR-BC`, `CA-PR-SK`,
+    `CA-PR-MB`, `GB`, `AU`.
+    """
     period_start: Required[str | None]
     """First day of the period (YYYY-MM-DD)."""
     period_end: Required[str | None]
@@ -608,7 +611,9 @@ class Filing(TypedDict, total=False):
     tax_only_allocations: Required["list[ReturnTaxOnlyAllocation]"]
     """Tax-only allocations on the return."""
     currency: Required[str]
-    """Levy extension: the currency of every amount (the filing currency, `USD`)."""
+    """Levy extension: the currency of every amount (the filing currency: `USD`
+    for a US state; `EUR`, `CAD`, `GBP`, `AUD` outside the US).
+    """
     marketplace_transactions: Required["list[MarketplaceTransaction]"]
     """Levy extension: marketplace sales of the period, left off the return."""
     converted_transactions: Required["list[ConvertedTransaction]"]
@@ -618,7 +623,10 @@ class Filing(TypedDict, total=False):
 class FilingInput(TypedDict, total=False):
     """A return for one state and period."""
     jurisdiction: str | None
-    """State jurisdiction code, for example `US-ST-CA`."""
+    """State jurisdiction code, for example `US-ST-CA`, or a return outside
+    the US (issue 34): `EU-OSS`, `CA`, `CA-PR-QC`, `CA-PR-BC`, `CA-PR-SK`,
+    `CA-PR-MB`, `GB`, `AU`.
+    """
     period_start: str | None
     """First day of the period (YYYY-MM-DD)."""
     period_end: str | None
@@ -690,6 +698,15 @@ class JurisdictionTotals(TypedDict, total=False):
     """Credits carried from the previous return applied here."""
     credits_carried_forward: Required[str]
     """Credits left over for the next return."""
+    tax_rate: Required[str | None]
+    """Levy extension (issue 34), returns outside the US only (null on US
+    returns): the row's rate, a decimal fraction (`0.2` for 20 %).
+    """
+    tax_type: Required[str | None]
+    """Levy extension (issue 34), returns outside the US only: `vat`, `gst`,
+    `hst`, `pst` or `qst`; `reverse_charge` for the sales the customer
+    accounts for (listed apart: rate 0, tax 0, outside the totals).
+    """
 
 
 LiabilityReport = TypedDict("LiabilityReport", {"from": Required[str], "to": Required[str], "jurisdictions": Required["list[JurisdictionTotals]"], "held_transactions": Required["list[HeldTransaction]"], "state_totals": Required["list[JurisdictionTotals]"], "tax_only_allocations": Required["list[ReturnTaxOnlyAllocation]"], "currency": Required[str], "marketplace_transactions": Required["list[MarketplaceTransaction]"], "converted_transactions": Required["list[ConvertedTransaction]"]}, total=False)

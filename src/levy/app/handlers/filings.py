@@ -45,6 +45,10 @@ def totals_message(t: JurisdictionTotals, out: pb.JurisdictionTotals | None = No
         ("carried_credits_applied", t.carried_credits_applied), ("credits_carried_forward", t.credits_carried_forward),
     ):
         setattr(msg, name, str(value))
+    if t.tax_rate is not None:  # returns outside the US (issue 34)
+        msg.tax_rate = t.tax_rate
+    if t.tax_type is not None:
+        msg.tax_type = t.tax_type
     return msg
 
 
@@ -104,7 +108,7 @@ async def create_filing(req: pb.CreateFilingRequest, ctx: CallContext) -> pb.Fil
             conn, ctx.organization_id, optional(f, "jurisdiction"), optional(f, "period_start"), optional(f, "period_end"),
             optional(f, "status"),
         )
-        currency = await service.returns_currency(conn, ctx.organization_id)
+        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction)
     return filing_message(rec, currency)
 
 
@@ -115,7 +119,7 @@ async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Fil
     others = [n for n in present if n != "status"]
     async with ctx.uow(write=True) as conn:
         rec = await service.update_filing(conn, ctx.organization_id, req.filing_id, optional(f, "status"), others)
-        currency = await service.returns_currency(conn, ctx.organization_id)
+        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction)
     return filing_message(rec, currency)
 
 
@@ -123,7 +127,7 @@ async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Fil
 async def get_filing(req: pb.GetFilingRequest, ctx: CallContext) -> pb.Filing:
     async with ctx.uow() as conn:
         rec = await service.get_filing(conn, ctx.organization_id, req.filing_id)
-        return filing_message(rec, await service.returns_currency(conn, ctx.organization_id))
+        return filing_message(rec, await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction))
 
 
 @handles("levy.v1.FilingService.ListFilings")
@@ -131,8 +135,10 @@ async def list_filings(req: pb.ListFilingsRequest, ctx: CallContext) -> pb.ListF
     page = page_of(req)
     async with ctx.uow() as conn:
         records, has_more = await service.store.list_filings(conn, ctx.organization_id, page.limit, page.starting_after)
-        currency = await service.returns_currency(conn, ctx.organization_id)
-    return pb.ListFilingsResponse(data=[filing_message(r, currency) for r in records], has_more=has_more)
+        currencies = {j: await service.filing_currency(conn, ctx.organization_id, j)
+                      for j in {r.jurisdiction for r in records}}
+    return pb.ListFilingsResponse(data=[filing_message(r, currencies[r.jurisdiction]) for r in records],
+                                  has_more=has_more)
 
 
 def entry_message(e: ReturnEntry, out: pb.ReturnTransaction) -> pb.ReturnTransaction:

@@ -43,6 +43,8 @@ class JurisdictionTotals(_message.Message):
     CREDITS_FILING_TAX_FIELD_NUMBER: _builtins.int
     CARRIED_CREDITS_APPLIED_FIELD_NUMBER: _builtins.int
     CREDITS_CARRIED_FORWARD_FIELD_NUMBER: _builtins.int
+    TAX_RATE_FIELD_NUMBER: _builtins.int
+    TAX_TYPE_FIELD_NUMBER: _builtins.int
     jurisdiction: _builtins.str
     """Jurisdiction code, for example `US-ST-CA`."""
     jurisdiction_name: _builtins.str
@@ -77,6 +79,15 @@ class JurisdictionTotals(_message.Message):
     """Credits carried from the previous return applied here."""
     credits_carried_forward: _builtins.str
     """Credits left over for the next return."""
+    tax_rate: _builtins.str
+    """Levy extension (issue 34), returns outside the US only (null on US
+    returns): the row's rate, a decimal fraction (`0.2` for 20 %).
+    """
+    tax_type: _builtins.str
+    """Levy extension (issue 34), returns outside the US only: `vat`, `gst`,
+    `hst`, `pst` or `qst`; `reverse_charge` for the sales the customer
+    accounts for (listed apart: rate 0, tax 0, outside the totals).
+    """
     def __init__(
         self,
         *,
@@ -97,12 +108,21 @@ class JurisdictionTotals(_message.Message):
         credits_filing_tax: _builtins.str = ...,
         carried_credits_applied: _builtins.str = ...,
         credits_carried_forward: _builtins.str = ...,
+        tax_rate: _builtins.str | None = ...,
+        tax_type: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_tax_rate", b"_tax_rate", "_tax_type", b"_tax_type", "tax_rate", b"tax_rate", "tax_type", b"tax_type"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["carried_credits_applied", b"carried_credits_applied", "credits_carried_forward", b"credits_carried_forward", "credits_filing_tax", b"credits_filing_tax", "discounts", b"discounts", "exempt_sales_certificate", b"exempt_sales_certificate", "exempt_sales_non_taxable", b"exempt_sales_non_taxable", "exempt_sales_unregistered", b"exempt_sales_unregistered", "filing_tax_amount", b"filing_tax_amount", "gross_sales", b"gross_sales", "jurisdiction", b"jurisdiction", "jurisdiction_name", b"jurisdiction_name", "jurisdiction_type", b"jurisdiction_type", "sales_filing_tax", b"sales_filing_tax", "tax_calculated", b"tax_calculated", "tax_only_allocated", b"tax_only_allocated", "tax_provided", b"tax_provided", "taxable_sales", b"taxable_sales"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_tax_rate", b"_tax_rate", "_tax_type", b"_tax_type", "carried_credits_applied", b"carried_credits_applied", "credits_carried_forward", b"credits_carried_forward", "credits_filing_tax", b"credits_filing_tax", "discounts", b"discounts", "exempt_sales_certificate", b"exempt_sales_certificate", "exempt_sales_non_taxable", b"exempt_sales_non_taxable", "exempt_sales_unregistered", b"exempt_sales_unregistered", "filing_tax_amount", b"filing_tax_amount", "gross_sales", b"gross_sales", "jurisdiction", b"jurisdiction", "jurisdiction_name", b"jurisdiction_name", "jurisdiction_type", b"jurisdiction_type", "sales_filing_tax", b"sales_filing_tax", "tax_calculated", b"tax_calculated", "tax_only_allocated", b"tax_only_allocated", "tax_provided", b"tax_provided", "tax_rate", b"tax_rate", "tax_type", b"tax_type", "taxable_sales", b"taxable_sales"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__tax_rate: _TypeAlias = _typing.Literal["tax_rate"]  # noqa: Y015
+    _WhichOneofArgType__tax_rate: _TypeAlias = _typing.Literal["_tax_rate", b"_tax_rate"]  # noqa: Y015
+    _WhichOneofReturnType__tax_type: _TypeAlias = _typing.Literal["tax_type"]  # noqa: Y015
+    _WhichOneofArgType__tax_type: _TypeAlias = _typing.Literal["_tax_type", b"_tax_type"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tax_rate) -> _WhichOneofReturnType__tax_rate | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tax_type) -> _WhichOneofReturnType__tax_type | None: ...
 
 Global___JurisdictionTotals: _TypeAlias = JurisdictionTotals  # noqa: Y015
 
@@ -274,7 +294,10 @@ class Filing(_message.Message):
     id: _builtins.str
     """Identifier, prefix `fil_`."""
     jurisdiction: _builtins.str
-    """State jurisdiction code, for example `US-ST-CA`."""
+    """State jurisdiction code, for example `US-ST-CA`, or a return outside
+    the US (issue 34): `EU-OSS`, `CA`, `CA-PR-QC`, `CA-PR-BC`, `CA-PR-SK`,
+    `CA-PR-MB`, `GB`, `AU`.
+    """
     period_start: _builtins.str
     """First day of the period (YYYY-MM-DD)."""
     period_end: _builtins.str
@@ -288,7 +311,9 @@ class Filing(_message.Message):
     transaction_count: _builtins.int
     """Number of transactions on the return."""
     currency: _builtins.str
-    """Levy extension: the currency of every amount (the filing currency, `USD`)."""
+    """Levy extension: the currency of every amount (the filing currency: `USD`
+    for a US state; `EUR`, `CAD`, `GBP`, `AUD` outside the US).
+    """
     @_builtins.property
     def jurisdictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___JurisdictionTotals]:
         """Per-jurisdiction totals."""
@@ -705,7 +730,9 @@ class LiabilityReport(_message.Message):
     to: _builtins.str
     """Last day of the range."""
     currency: _builtins.str
-    """Levy extension: the currency of every amount (the filing currency, `USD`)."""
+    """Levy extension: the currency of every amount (the filing currency: `USD`
+    for a US state; `EUR`, `CAD`, `GBP`, `AUD` outside the US).
+    """
     @_builtins.property
     def jurisdictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___JurisdictionTotals]:
         """Per-jurisdiction totals, state by state (each state's in return order)."""
