@@ -220,3 +220,47 @@ def test_a_sale_without_a_published_rate_is_held_off(api: Api, admin_http: httpx
     ca = ok(api.fil.create({"jurisdiction": "CA", **Q1}))
     assert ca["jurisdictions"] == [] and ca["transaction_count"] == 0
     assert [(h["transaction_id"], h["reason"]) for h in ca["held_transactions"]] == [(held["id"], "no_exchange_rate")]
+
+
+LONDON = {"city": "London", "country": "GB", "postal_code": "SW1A 1AA"}
+
+
+def test_thresholds_outside_the_us_in_their_own_currency(api: Api, admin_http: httpx.Client) -> None:
+    """As of 2026-03-31, registered under EU-OSS only. Worked by hand (ECB rates above):
+
+    * EU (EUR 10,000 = 1000000 cents, current or previous calendar year; B2C only): Paris 6,000.00 EUR
+      (600000) + Dublin 5,000.00 USD on 2026-02-16 at 1 / 1.2 = 0.8333333333 -> 416666.67 -> 416667;
+      the reverse-charged Berlin sale does not count; a USD sale of 2026-01-05 has no published rate within
+      the look-back: not counted, listed. 1016667 > 1000000: exceeded, share 1.0167; registered.
+    * Canada (CAD 30,000 = 3000000, the 12 months 2025-04-01..2026-03-31): Toronto 250.00 CAD (25000) +
+      Calgary 100.00 USD at 1.1666666667 -> 11667 = 36667; share 0.0122; not exceeded.
+    * Australia (AUD 75,000): no sale, 0. UK: no threshold; one sale of 10.00 GBP: registration needed.
+    """
+    register(admin_http, "EU-OSS")
+    api.sale("2026-02-10", "EUR", item(PARIS, 600000))
+    api.sale("2026-02-16", "USD", item(DUBLIN, 500000))
+    api.sale("2026-02-20", "EUR", item(BERLIN, 2000000, tax_ids=[{"type": "eu_vat", "value": VALID_DE_VAT}]))
+    early = api.sale("2026-01-05", "USD", item(PARIS, 100000))
+    api.sale("2026-02-02", "CAD", item(TORONTO, 25000))
+    api.sale("2026-02-16", "USD", item(CALGARY, 10000))
+    api.sale("2026-03-10", "GBP", item(LONDON, 1000))
+
+    report = ok(api.fil.nexus(as_of="2026-03-31"), 200)
+    assert report["states"] and all(len(s["state"]) == 2 for s in report["states"])  # the US states as before
+    got = {n["jurisdiction"]: n for n in report["international"]}
+    assert list(got) == ["EU-OSS", "CA", "AU", "GB"]
+
+    def summary(n: dict[str, Any]) -> tuple[Any, ...]:
+        return (n["currency"], n["sales_amount"], n["transaction_count"], n.get("sales_threshold"),
+                n.get("threshold_share"), n["period_start"], n["period_end"], n["exceeded"], n["is_registered"],
+                n["needs_registration"])
+
+    assert summary(got["EU-OSS"]) == ("EUR", "1016667", 2, "1000000", "1.0167", "2026-01-01", "2026-03-31",
+                                      True, True, False)
+    assert [(h["transaction_id"], h["reason"]) for h in got["EU-OSS"]["held_transactions"]] == [
+        (early["id"], "no_exchange_rate")]
+    assert summary(got["CA"]) == ("CAD", "36667", 2, "3000000", "0.0122", "2025-04-01", "2026-03-31",
+                                  False, False, False)
+    assert summary(got["AU"])[:5] == ("AUD", "0", 0, "7500000", "0.0000")
+    assert summary(got["GB"]) == ("GBP", "1000", 1, None, None, "2025-04-01", "2026-03-31", True, False, True)
+    assert "59c" in got["EU-OSS"]["threshold_source"] and "211.22" in got["CA"]["threshold_source"]

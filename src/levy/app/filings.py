@@ -22,6 +22,7 @@ from levy.domain import filing_rules as rules
 from levy.domain.currency import RETURNS_COUNTRY, rate_string
 from levy.domain.errors import NotFound, RequiredField, ValidationFailed
 from levy.domain.filing import (
+    HELD_OFF_REASON_DETAILS,
     ConvertedEntry,
     ExemptSales,
     HeldOff,
@@ -42,6 +43,7 @@ from levy.domain.filing_international import (
 )
 from levy.domain.filing_transactions import EXPORT_FILES, ReturnEntry, amounts_on_return, entries_to_csv
 from levy.domain.ids import new_id
+from levy.domain.nexus_international import InternationalNexus, earliest_start, in_force, international_nexus
 from levy.domain.nexus import load_thresholds, measurement_windows, threshold_for
 from levy.domain.nexus_report import (
     NexusStateReport,
@@ -447,3 +449,24 @@ async def nexus(conn: AsyncConnection, organization_id: str, as_of: date) -> tup
     }
     return nexus_report(as_of, dated_sales_by_state(txns, counts), registered,
                         converted=converted_by_state(txns, counts))
+
+
+async def nexus_international(conn: AsyncConnection, organization_id: str,
+                              as_of: date) -> tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]]:
+    """The thresholds outside the US on ``as_of`` (issue 34), each measured in its own currency at
+    the reference rate of each sale's day (:func:`in_return_currency`); per currency, the
+    transactions that could not be converted (no published rate)."""
+    thresholds = in_force(as_of)
+    records = await store.liable_transactions(conn, organization_id, earliest_start(as_of), as_of)
+    by_currency: dict[str, list[Any]] = {}
+    held: dict[str, list[HeldOff]] = {}
+    for currency in sorted({t.currency for t in thresholds}):
+        codes = frozenset().union(*(t.rows for t in thresholds if t.currency == currency))
+        relevant = [r for r in records if any(x.jurisdiction_code in codes for ln in r.lines for x in ln.result.taxes)]
+        txns = [to_filing(r, currency=currency) for r in await in_return_currency(conn, relevant, currency,
+                                                                                  "transaction_date", as_of)]
+        by_currency[currency] = txns
+        held[currency] = [HeldOff(t.id, t.held_off_reason, HELD_OFF_REASON_DETAILS.get(t.held_off_reason, ""))
+                          for t in txns if t.held_off_reason]
+    registered = {r.jurisdiction for r in await registrations_for(conn, organization_id) if r.covers(as_of)}
+    return international_nexus(as_of, by_currency, registered), held

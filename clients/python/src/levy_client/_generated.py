@@ -57,6 +57,7 @@ __all__ = [
     "Filing",
     "FilingInput",
     "HeldTransaction",
+    "InternationalNexus",
     "JsonApiError",
     "JsonApiErrorBody",
     "JurisdictionTotals",
@@ -645,6 +646,52 @@ class HeldTransaction(TypedDict, total=False):
     """The reason in words."""
 
 
+class InternationalNexus(TypedDict, total=False):
+    """Levy extension (issue 34): one registration threshold outside the US on
+    the report's date (docs/international.md, "Thresholds").
+    """
+    jurisdiction: Required[str]
+    """The registration that answers it: `EU-OSS`, `CA`, `AU`, `GB`."""
+    name: Required[str]
+    """What the threshold is about."""
+    currency: Required[str]
+    """The currency of the amounts (`EUR`, `CAD`, `AUD`, `GBP`)."""
+    sales_amount: Required[str]
+    """B2C sales over the deciding period, minor units of `currency` (sales in
+    another currency at the ECB reference rate of their day).
+    """
+    transaction_count: Required[int]
+    """Sales counted over the period."""
+    sales_threshold: Required[str | None]
+    """The threshold, minor units of `currency`; null: registration from the
+    first sale.
+    """
+    measurement_period: Required[str]
+    """`current_or_previous_calendar_year`, `trailing_12_months` or
+    `from_first_sale`.
+    """
+    crossed_when: Required[str]
+    """`exceeds` or `meets`: how the sales cross the threshold."""
+    period_start: Required[str]
+    """First day of the deciding period (YYYY-MM-DD)."""
+    period_end: Required[str]
+    """Last day of the deciding period (YYYY-MM-DD)."""
+    threshold_share: Required[str | None]
+    """Fraction of the threshold reached (`1` = 100 %); null without a threshold."""
+    exceeded: Required[bool]
+    """The sales crossed the threshold."""
+    is_registered: Required[bool]
+    """The organization holds the registration on the date."""
+    needs_registration: Required[bool]
+    """Crossed and not registered."""
+    threshold_source: Required[str]
+    """The law and official guidance of the threshold."""
+    held_transactions: Required["list[HeldTransaction]"]
+    """Transactions in another currency without a published rate for their day
+    (not counted).
+    """
+
+
 class JsonApiError(TypedDict, total=False):
     status: Required[str]
     """HTTP status, as a string."""
@@ -969,6 +1016,10 @@ class NexusReport(TypedDict, total=False):
     """Evaluation date."""
     states: Required["list[NexusState]"]
     """States; crossed and unregistered first."""
+    international: Required["list[InternationalNexus]"]
+    """Levy extension (issue 34): the registration thresholds outside the US
+    (EU, Canada, Australia, UK), each measured in its own currency.
+    """
 
 
 class NexusState(TypedDict, total=False):

@@ -22,6 +22,7 @@ from levy.domain.filing import (
     TaxOnlyEntry,
 )
 from levy.domain.filing_transactions import ReturnEntry
+from levy.domain.nexus_international import InternationalNexus
 from levy.domain.nexus_report import NexusStateReport
 from levy.store.filings import FilingRecord
 from levy.v1 import filings_pb2 as pb
@@ -201,11 +202,35 @@ async def get_nexus_report(req: pb.GetNexusReportRequest, ctx: CallContext) -> p
     as_of: date = service.parse_date(optional(req, "as_of"), "as_of", default=service.today())
     async with ctx.uow() as conn:
         rows = await service.nexus(conn, ctx.organization_id, as_of)
-    return nexus_message(as_of, rows)
+        international = await service.nexus_international(conn, ctx.organization_id, as_of)
+    return nexus_message(as_of, rows, international)
 
 
-def nexus_message(as_of: date, rows: Iterable[NexusStateReport]) -> pb.NexusReport:
+def _international_nexus(found: tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]],
+                         msg: pb.NexusReport) -> None:
+    """The thresholds outside the US (issue 34) into ``msg.international``."""
+    international, held = found
+    for n in international:
+        t = n.threshold
+        out = msg.international.add(
+            jurisdiction=t.jurisdiction, name=t.name, currency=t.currency, sales_amount=str(n.sales),
+            transaction_count=n.transactions, measurement_period=t.measurement_period, crossed_when=t.crossed_when,
+            period_start=n.period_start.isoformat(), period_end=n.period_end.isoformat(), exceeded=n.exceeded,
+            is_registered=n.registered, needs_registration=n.needs_registration, threshold_source=t.source,
+        )
+        if t.sales_threshold is not None:
+            out.sales_threshold = str(t.sales_threshold)
+        if n.share is not None:
+            out.threshold_share = str(n.share)
+        _held(held.get(t.currency, ()), out.held_transactions)
+
+
+def nexus_message(as_of: date, rows: Iterable[NexusStateReport],
+                  international: tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]] | None = None,
+                  ) -> pb.NexusReport:
     msg = pb.NexusReport(as_of=as_of.isoformat())
+    if international is not None:
+        _international_nexus(international, msg)
     for r in rows:
         s = msg.states.add(
             state=r.state, sales_amount=str(r.sales), transaction_count=r.transactions, rule=str(r.rule),

@@ -912,22 +912,131 @@ class NexusReport(_message.Message):
 
     AS_OF_FIELD_NUMBER: _builtins.int
     STATES_FIELD_NUMBER: _builtins.int
+    INTERNATIONAL_FIELD_NUMBER: _builtins.int
     as_of: _builtins.str
     """Evaluation date."""
     @_builtins.property
     def states(self) -> _containers.RepeatedCompositeFieldContainer[Global___NexusState]:
         """States; crossed and unregistered first."""
 
+    @_builtins.property
+    def international(self) -> _containers.RepeatedCompositeFieldContainer[Global___InternationalNexus]:
+        """Levy extension (issue 34): the registration thresholds outside the US
+        (EU, Canada, Australia, UK), each measured in its own currency.
+        """
+
     def __init__(
         self,
         *,
         as_of: _builtins.str = ...,
         states: _abc.Iterable[Global___NexusState] | None = ...,
+        international: _abc.Iterable[Global___InternationalNexus] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "states", b"states"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "international", b"international", "states", b"states"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___NexusReport: _TypeAlias = NexusReport  # noqa: Y015
+
+@_typing.final
+class InternationalNexus(_message.Message):
+    """Levy extension (issue 34): one registration threshold outside the US on
+    the report's date (docs/international.md, "Thresholds").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JURISDICTION_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    SALES_AMOUNT_FIELD_NUMBER: _builtins.int
+    TRANSACTION_COUNT_FIELD_NUMBER: _builtins.int
+    SALES_THRESHOLD_FIELD_NUMBER: _builtins.int
+    MEASUREMENT_PERIOD_FIELD_NUMBER: _builtins.int
+    CROSSED_WHEN_FIELD_NUMBER: _builtins.int
+    PERIOD_START_FIELD_NUMBER: _builtins.int
+    PERIOD_END_FIELD_NUMBER: _builtins.int
+    THRESHOLD_SHARE_FIELD_NUMBER: _builtins.int
+    EXCEEDED_FIELD_NUMBER: _builtins.int
+    IS_REGISTERED_FIELD_NUMBER: _builtins.int
+    NEEDS_REGISTRATION_FIELD_NUMBER: _builtins.int
+    THRESHOLD_SOURCE_FIELD_NUMBER: _builtins.int
+    HELD_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    jurisdiction: _builtins.str
+    """The registration that answers it: `EU-OSS`, `CA`, `AU`, `GB`."""
+    name: _builtins.str
+    """What the threshold is about."""
+    currency: _builtins.str
+    """The currency of the amounts (`EUR`, `CAD`, `AUD`, `GBP`)."""
+    sales_amount: _builtins.str
+    """B2C sales over the deciding period, minor units of `currency` (sales in
+    another currency at the ECB reference rate of their day).
+    """
+    transaction_count: _builtins.int
+    """Sales counted over the period."""
+    sales_threshold: _builtins.str
+    """The threshold, minor units of `currency`; null: registration from the
+    first sale.
+    """
+    measurement_period: _builtins.str
+    """`current_or_previous_calendar_year`, `trailing_12_months` or
+    `from_first_sale`.
+    """
+    crossed_when: _builtins.str
+    """`exceeds` or `meets`: how the sales cross the threshold."""
+    period_start: _builtins.str
+    """First day of the deciding period (YYYY-MM-DD)."""
+    period_end: _builtins.str
+    """Last day of the deciding period (YYYY-MM-DD)."""
+    threshold_share: _builtins.str
+    """Fraction of the threshold reached (`1` = 100 %); null without a threshold."""
+    exceeded: _builtins.bool
+    """The sales crossed the threshold."""
+    is_registered: _builtins.bool
+    """The organization holds the registration on the date."""
+    needs_registration: _builtins.bool
+    """Crossed and not registered."""
+    threshold_source: _builtins.str
+    """The law and official guidance of the threshold."""
+    @_builtins.property
+    def held_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___HeldTransaction]:
+        """Transactions in another currency without a published rate for their day
+        (not counted).
+        """
+
+    def __init__(
+        self,
+        *,
+        jurisdiction: _builtins.str = ...,
+        name: _builtins.str = ...,
+        currency: _builtins.str = ...,
+        sales_amount: _builtins.str = ...,
+        transaction_count: _builtins.int = ...,
+        sales_threshold: _builtins.str | None = ...,
+        measurement_period: _builtins.str = ...,
+        crossed_when: _builtins.str = ...,
+        period_start: _builtins.str = ...,
+        period_end: _builtins.str = ...,
+        threshold_share: _builtins.str | None = ...,
+        exceeded: _builtins.bool = ...,
+        is_registered: _builtins.bool = ...,
+        needs_registration: _builtins.bool = ...,
+        threshold_source: _builtins.str = ...,
+        held_transactions: _abc.Iterable[Global___HeldTransaction] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_sales_threshold", b"_sales_threshold", "_threshold_share", b"_threshold_share", "sales_threshold", b"sales_threshold", "threshold_share", b"threshold_share"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_sales_threshold", b"_sales_threshold", "_threshold_share", b"_threshold_share", "crossed_when", b"crossed_when", "currency", b"currency", "exceeded", b"exceeded", "held_transactions", b"held_transactions", "is_registered", b"is_registered", "jurisdiction", b"jurisdiction", "measurement_period", b"measurement_period", "name", b"name", "needs_registration", b"needs_registration", "period_end", b"period_end", "period_start", b"period_start", "sales_amount", b"sales_amount", "sales_threshold", b"sales_threshold", "threshold_share", b"threshold_share", "threshold_source", b"threshold_source", "transaction_count", b"transaction_count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__sales_threshold: _TypeAlias = _typing.Literal["sales_threshold"]  # noqa: Y015
+    _WhichOneofArgType__sales_threshold: _TypeAlias = _typing.Literal["_sales_threshold", b"_sales_threshold"]  # noqa: Y015
+    _WhichOneofReturnType__threshold_share: _TypeAlias = _typing.Literal["threshold_share"]  # noqa: Y015
+    _WhichOneofArgType__threshold_share: _TypeAlias = _typing.Literal["_threshold_share", b"_threshold_share"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__sales_threshold) -> _WhichOneofReturnType__sales_threshold | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__threshold_share) -> _WhichOneofReturnType__threshold_share | None: ...
+
+Global___InternationalNexus: _TypeAlias = InternationalNexus  # noqa: Y015
