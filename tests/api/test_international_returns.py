@@ -170,9 +170,14 @@ def test_an_oss_quarter_in_eur(api: Api, admin_http: httpx.Client) -> None:
     again = ok(api.fil.create({"jurisdiction": "EU-OSS", **Q1}))  # every transaction is on the filed return
     assert again["transaction_count"] == 0 and again["jurisdictions"] == []
 
-    # The US liability report is unchanged: no US state, nothing listed.
+    # The liability report: no US state; the OSS figures of the quarter apart, in EUR, filed ones included
+    # (and the Q2 sale of 2026-04-02 outside the range).
     report = ok(api.fil.liability(**{"from": "2026-01-01", "to": "2026-03-31"}), 200)
     assert report["jurisdictions"] == [] and report["state_totals"] == [] and report["currency"] == "USD"
+    (oss,) = report["international"]
+    assert (oss["jurisdiction"], oss["currency"]) == ("EU-OSS", "EUR")
+    assert figures(oss["jurisdictions"]) == figures(ret["jurisdictions"])
+    assert oss["totals"]["filing_tax_amount"] == "8000" and len(oss["converted_transactions"]) == 1
 
 
 def test_a_canadian_quarter_in_cad_with_hst_gst_and_qst(api: Api, admin_http: httpx.Client) -> None:

@@ -428,6 +428,19 @@ async def liability(conn: AsyncConnection, organization_id: str, start: date, en
     return replace(liability_report(start, end, [to_filing(r, currency=currency) for r in records]), currency=currency)
 
 
+async def liability_international(conn: AsyncConnection, organization_id: str, start: date,
+                                  end: date) -> list[tuple[str, Return]]:
+    """(currency, figures) of each return outside the US that a transaction dated in the range
+    reaches (issue 34): as :func:`_international_return` prepares it, filed transactions included."""
+    records = await store.liable_transactions(conn, organization_id, start, end)
+    out = []
+    for kind in international_returns().values():
+        ret = await _international_return(conn, organization_id, kind, start, end, records, {})
+        if ret.transaction_ids or ret.held_off:
+            out.append((await filing_currency(conn, organization_id, kind.jurisdiction), ret))
+    return out
+
+
 def nexus_window_start(as_of: date) -> date:
     """The earliest day any measurement period in force on ``as_of`` reaches."""
     starts = [as_of]

@@ -139,12 +139,13 @@ async def _export(args: argparse.Namespace) -> int:
 
 
 async def _liability(args: argparse.Namespace) -> int:
-    from levy.app.filings import liability, parse_range
+    from levy.app.filings import liability, liability_international, parse_range
     from levy.app.handlers.filings import liability_message
 
     async def fn(conn: Any, org_id: str) -> None:
         start, end = parse_range(args.date_from, args.date_to)
-        print_message(liability_message(await liability(conn, org_id, start, end)))
+        print_message(liability_message(await liability(conn, org_id, start, end),
+                                        await liability_international(conn, org_id, start, end)))
 
     return await run_in_organization(args, fn, write=False)
 

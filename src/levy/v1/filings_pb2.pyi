@@ -727,12 +727,11 @@ class LiabilityReport(_message.Message):
     CURRENCY_FIELD_NUMBER: _builtins.int
     MARKETPLACE_TRANSACTIONS_FIELD_NUMBER: _builtins.int
     CONVERTED_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    INTERNATIONAL_FIELD_NUMBER: _builtins.int
     to: _builtins.str
     """Last day of the range."""
     currency: _builtins.str
-    """Levy extension: the currency of every amount (the filing currency: `USD`
-    for a US state; `EUR`, `CAD`, `GBP`, `AUD` outside the US).
-    """
+    """Levy extension: the currency of every amount (the filing currency, `USD`)."""
     @_builtins.property
     def jurisdictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___JurisdictionTotals]:
         """Per-jurisdiction totals, state by state (each state's in return order)."""
@@ -757,6 +756,12 @@ class LiabilityReport(_message.Message):
     def converted_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConvertedTransaction]:
         """Levy extension: transactions in another currency over the range."""
 
+    @_builtins.property
+    def international(self) -> _containers.RepeatedCompositeFieldContainer[Global___InternationalLiability]:
+        """Levy extension (issue 34): the figures of the returns outside the US over
+        the range, one per return jurisdiction, each in its own currency.
+        """
+
     def __init__(
         self,
         *,
@@ -768,14 +773,69 @@ class LiabilityReport(_message.Message):
         currency: _builtins.str = ...,
         marketplace_transactions: _abc.Iterable[Global___MarketplaceTransaction] | None = ...,
         converted_transactions: _abc.Iterable[Global___ConvertedTransaction] | None = ...,
+        international: _abc.Iterable[Global___InternationalLiability] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["converted_transactions", b"converted_transactions", "currency", b"currency", "from", b"from", "held_transactions", b"held_transactions", "jurisdictions", b"jurisdictions", "marketplace_transactions", b"marketplace_transactions", "state_totals", b"state_totals", "tax_only_allocations", b"tax_only_allocations", "to", b"to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["converted_transactions", b"converted_transactions", "currency", b"currency", "from", b"from", "held_transactions", b"held_transactions", "international", b"international", "jurisdictions", b"jurisdictions", "marketplace_transactions", b"marketplace_transactions", "state_totals", b"state_totals", "tax_only_allocations", b"tax_only_allocations", "to", b"to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LiabilityReport: _TypeAlias = LiabilityReport  # noqa: Y015
+
+@_typing.final
+class InternationalLiability(_message.Message):
+    """Levy extension (issue 34): one return outside the US over a liability
+    report's range (docs/international.md, "Returns").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JURISDICTION_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    JURISDICTIONS_FIELD_NUMBER: _builtins.int
+    TOTALS_FIELD_NUMBER: _builtins.int
+    HELD_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    CONVERTED_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    jurisdiction: _builtins.str
+    """The return's jurisdiction: `EU-OSS`, `CA`, `CA-PR-QC`, `GB`, `AU`..."""
+    currency: _builtins.str
+    """The currency of its amounts."""
+    @_builtins.property
+    def jurisdictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___JurisdictionTotals]:
+        """One row per jurisdiction, tax type and rate; reverse-charged sales in
+        rows of their own (`tax_type` `reverse_charge`).
+        """
+
+    @_builtins.property
+    def totals(self) -> Global___JurisdictionTotals:
+        """The sum of the taxed rows (`jurisdiction` is `TOTAL`)."""
+
+    @_builtins.property
+    def held_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___HeldTransaction]:
+        """Transactions held off (each listed once)."""
+
+    @_builtins.property
+    def converted_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConvertedTransaction]:
+        """Transactions in another currency, converted."""
+
+    def __init__(
+        self,
+        *,
+        jurisdiction: _builtins.str = ...,
+        currency: _builtins.str = ...,
+        jurisdictions: _abc.Iterable[Global___JurisdictionTotals] | None = ...,
+        totals: Global___JurisdictionTotals | None = ...,
+        held_transactions: _abc.Iterable[Global___HeldTransaction] | None = ...,
+        converted_transactions: _abc.Iterable[Global___ConvertedTransaction] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["totals", b"totals"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["converted_transactions", b"converted_transactions", "currency", b"currency", "held_transactions", b"held_transactions", "jurisdiction", b"jurisdiction", "jurisdictions", b"jurisdictions", "totals", b"totals"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InternationalLiability: _TypeAlias = InternationalLiability  # noqa: Y015
 
 @_typing.final
 class GetNexusReportRequest(_message.Message):

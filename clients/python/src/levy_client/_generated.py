@@ -57,6 +57,7 @@ __all__ = [
     "Filing",
     "FilingInput",
     "HeldTransaction",
+    "InternationalLiability",
     "InternationalNexus",
     "JsonApiError",
     "JsonApiErrorBody",
@@ -646,6 +647,26 @@ class HeldTransaction(TypedDict, total=False):
     """The reason in words."""
 
 
+class InternationalLiability(TypedDict, total=False):
+    """Levy extension (issue 34): one return outside the US over a liability
+    report's range (docs/international.md, "Returns").
+    """
+    jurisdiction: Required[str]
+    """The return's jurisdiction: `EU-OSS`, `CA`, `CA-PR-QC`, `GB`, `AU`..."""
+    currency: Required[str]
+    """The currency of its amounts."""
+    jurisdictions: Required["list[JurisdictionTotals]"]
+    """One row per jurisdiction, tax type and rate; reverse-charged sales in
+    rows of their own (`tax_type` `reverse_charge`).
+    """
+    totals: Required["JurisdictionTotals | None"]
+    """The sum of the taxed rows (`jurisdiction` is `TOTAL`)."""
+    held_transactions: Required["list[HeldTransaction]"]
+    """Transactions held off (each listed once)."""
+    converted_transactions: Required["list[ConvertedTransaction]"]
+    """Transactions in another currency, converted."""
+
+
 class InternationalNexus(TypedDict, total=False):
     """Levy extension (issue 34): one registration threshold outside the US on
     the report's date (docs/international.md, "Thresholds").
@@ -756,7 +777,7 @@ class JurisdictionTotals(TypedDict, total=False):
     """
 
 
-LiabilityReport = TypedDict("LiabilityReport", {"from": Required[str], "to": Required[str], "jurisdictions": Required["list[JurisdictionTotals]"], "held_transactions": Required["list[HeldTransaction]"], "state_totals": Required["list[JurisdictionTotals]"], "tax_only_allocations": Required["list[ReturnTaxOnlyAllocation]"], "currency": Required[str], "marketplace_transactions": Required["list[MarketplaceTransaction]"], "converted_transactions": Required["list[ConvertedTransaction]"]}, total=False)
+LiabilityReport = TypedDict("LiabilityReport", {"from": Required[str], "to": Required[str], "jurisdictions": Required["list[JurisdictionTotals]"], "held_transactions": Required["list[HeldTransaction]"], "state_totals": Required["list[JurisdictionTotals]"], "tax_only_allocations": Required["list[ReturnTaxOnlyAllocation]"], "currency": Required[str], "marketplace_transactions": Required["list[MarketplaceTransaction]"], "converted_transactions": Required["list[ConvertedTransaction]"], "international": Required["list[InternationalLiability]"]}, total=False)
 # Liability totals over a range.
 
 

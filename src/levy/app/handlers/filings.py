@@ -19,6 +19,7 @@ from levy.domain.filing import (
     JurisdictionTotals,
     LiabilityReport,
     MarketplaceEntry,
+    Return,
     TaxOnlyEntry,
 )
 from levy.domain.filing_transactions import ReturnEntry
@@ -176,10 +177,12 @@ async def get_liability_report(req: pb.GetLiabilityReportRequest, ctx: CallConte
     start, end = service.parse_range(optional(req, "from"), optional(req, "to"))
     async with ctx.uow() as conn:
         report = await service.liability(conn, ctx.organization_id, start, end)
-    return liability_message(report)
+        international = await service.liability_international(conn, ctx.organization_id, start, end)
+    return liability_message(report, international)
 
 
-def liability_message(report: LiabilityReport) -> pb.LiabilityReport:
+def liability_message(report: LiabilityReport, international: Iterable[tuple[str, Return]] = ()) -> pb.LiabilityReport:
+    """The report; ``international``: (currency, figures) of the returns outside the US (issue 34)."""
     msg = pb.LiabilityReport(to=report.date_to.isoformat())
     setattr(msg, "from", report.date_from.isoformat())
     held: list[HeldOff] = []
@@ -194,6 +197,13 @@ def liability_message(report: LiabilityReport) -> pb.LiabilityReport:
         _converted(s.converted, msg.converted_transactions)
     _held(held, msg.held_transactions)
     msg.currency = report.currency
+    for currency, ret in international:
+        out = msg.international.add(jurisdiction=ret.state_code, currency=currency)
+        for t in ret.jurisdictions:
+            totals_message(t, out.jurisdictions.add())
+        totals_message(ret.totals, out.totals)
+        _held(ret.held_off, out.held_transactions)
+        _converted(ret.converted, out.converted_transactions)
     return msg
 
 
