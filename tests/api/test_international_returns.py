@@ -165,6 +165,14 @@ def test_an_oss_quarter_in_eur(api: Api, admin_http: httpx.Client) -> None:
     assert lines[1].startswith("FR,France,country,20000,") and lines[1].endswith(",EUR,vat,0.2")
     assert lines[-1].startswith("TOTAL,Total EU-OSS,")
 
+    if api.transport == "rest":  # each transaction's amounts on the return, in EUR (T3: 10000 / 2000)
+        r = api.fil.http.get(f"/filings/{ret['id']}/transactions")
+        assert r.status_code == 200, r.text
+        amounts = {e["transaction_id"]: (e["amounts"]["gross_sales"], e["amounts"]["filing_tax_amount"])
+                   for e in r.json()["data"]}
+        assert amounts == {t1["id"]: ("20000", "2550"), t2["id"]: ("20000", "4600"), t3["id"]: ("10000", "2000"),
+                           t4["id"]: ("0", "0"), t5["id"]: ("-5000", "-1150")}
+
     filed = ok(api.fil.update(ret["id"], {"status": "filed"}), 200)
     assert filed["status"] == "filed" and filed["filing_tax_amount"] == "8000"
     again = ok(api.fil.create({"jurisdiction": "EU-OSS", **Q1}))  # every transaction is on the filed return

@@ -350,12 +350,29 @@ async def get_filing(conn: AsyncConnection, organization_id: str, filing_id: str
 async def _entries(conn: AsyncConnection, rec: store.FilingRecord, transaction_ids: Sequence[str]) -> list[ReturnEntry]:
     """The transactions ``transaction_ids`` of the return ``rec``, in that order, with their amounts on it."""
     found = await transactions_store.by_ids(conn, rec.organization_id, transaction_ids)
+    kind = international_returns().get(rec.jurisdiction)
+    if kind is not None:
+        return await _international_entries(conn, rec, kind, [t for t in map(found.get, transaction_ids) if t])
     currency = await returns_currency(conn, rec.organization_id)
     return [
         ReturnEntry(t.id, t.type, t.status, t.transaction_date.date(), t.currency, t.reference_id,
                     amounts_on_return(rec.jurisdiction, to_filing(t, currency=currency)))
         for t in (found.get(tid) for tid in transaction_ids) if t is not None
     ]
+
+
+async def _international_entries(conn: AsyncConnection, rec: store.FilingRecord, kind: InternationalReturn,
+                                 records: Sequence[TransactionRecord]) -> list[ReturnEntry]:
+    """:func:`_entries` of a return outside the US: each transaction's totals on it, converted as on the return."""
+    currency = await filing_currency(conn, rec.organization_id, kind.jurisdiction)
+    converted = await in_return_currency(conn, records, currency, kind.rate_day, rec.period_end)
+    out = []
+    for t in converted:
+        alone = prepare_international_return(kind, rec.period_start, rec.period_end,
+                                             [(to_filing(t, currency=currency), frozenset(t.registrations))])
+        out.append(ReturnEntry(t.id, t.type, t.status, t.transaction_date.date(), t.currency, t.reference_id,
+                               replace(alone.totals, jurisdiction_code=kind.jurisdiction)))
+    return out
 
 
 async def filing_transactions(

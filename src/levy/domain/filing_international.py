@@ -88,10 +88,6 @@ def international_returns() -> Mapping[str, InternationalReturn]:
     }
 
 
-def is_international(jurisdiction: str) -> bool:
-    return jurisdiction in international_returns()
-
-
 def check_period(kind: InternationalReturn, start: date, end: date, pointer: str = "/period_start") -> None:
     """A ``calendar_quarter`` return covers one calendar quarter exactly (422 otherwise)."""
     if kind.period != "calendar_quarter":
