@@ -41,10 +41,20 @@ from levy.domain.filing_international import (
     international_returns,
     prepare_international_return,
 )
-from levy.domain.filing_transactions import EXPORT_FILES, ReturnEntry, amounts_on_return, entries_to_csv
+from levy.domain.filing_transactions import (
+    EXPORT_FILES,
+    ReturnEntry,
+    amounts_on_return,
+    entries_to_csv,
+)
 from levy.domain.ids import new_id
-from levy.domain.nexus_international import InternationalNexus, earliest_start, in_force, international_nexus
 from levy.domain.nexus import load_thresholds, measurement_windows, threshold_for
+from levy.domain.nexus_international import (
+    InternationalNexus,
+    earliest_start,
+    in_force,
+    international_nexus,
+)
 from levy.domain.nexus_report import (
     NexusStateReport,
     converted_by_state,
@@ -220,11 +230,9 @@ def validate_create(
         try:
             rules.validate_state_code(jurisdiction, on=on)
         except ValidationFailed as exc:
-            if not jurisdiction.startswith("US-"):
-                exc = ValidationFailed(
-                    f"'{jurisdiction}' is neither a US state jurisdiction ('US-ST-CA') nor a return outside the US "
-                    f"({', '.join(sorted(international_returns()))}).", pointer="/jurisdiction", input=jurisdiction)
-            errors.append(exc)
+            errors.append(exc if jurisdiction.startswith("US-") else ValidationFailed(
+                f"'{jurisdiction}' is neither a US state jurisdiction ('US-ST-CA') nor a return outside the US "
+                f"({', '.join(sorted(international_returns()))}).", pointer="/jurisdiction", input=jurisdiction))
     try:
         wanted = rules.validate_create_status(status)
     except ValidationFailed as exc:

@@ -26,13 +26,13 @@ from importlib import resources
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.filing import (
+    HELD_OFF_REASON_DETAILS,
     LIABLE_STATUSES,
     ConvertedEntry,
     ExemptSales,
     FilingLine,
     FilingRow,
     FilingTransaction,
-    HELD_OFF_REASON_DETAILS,
     HeldOff,
     JurisdictionTotals,
     Return,
@@ -110,7 +110,7 @@ def rate_text(rate: str) -> str:
 
 
 class _Row:
-    __slots__ = ("key", "gross", "discounts", "exempt", "taxable", "sales_tax", "credits_tax")
+    __slots__ = ("credits_tax", "discounts", "exempt", "gross", "key", "sales_tax", "taxable")
 
     def __init__(self, key: tuple[str, str, str, str, str]) -> None:
         self.key = key
