@@ -42,6 +42,18 @@ import pytest
 from levyserver import LevyServer, Tenant, own_server
 from test_calculations import _levy
 from test_filings import Filings
+from test_international_api import (
+    BERLIN,
+    CALGARY,
+    DUBLIN,
+    EBOOK,
+    LONDON,
+    MONTREAL,
+    PARIS,
+    SAAS,
+    TORONTO,
+    VALID_DE_VAT,
+)
 from txn_api import Txn
 
 ECB_CSV = """Date,USD,CAD,
@@ -49,16 +61,7 @@ ECB_CSV = """Date,USD,CAD,
 2026-02-16,1.2000,1.4000,
 """
 Q1 = {"period_start": "2026-01-01", "period_end": "2026-03-31"}
-SAAS = ["SOFTWARE.SAAS.GENERAL"]
-EBOOK = ["DIGITAL.EBOOKS.GENERAL"]
-VALID_DE_VAT = "DE136695976"
 VALID_CA_BN = "123456782RT0001"
-PARIS = {"city": "Paris", "country": "FR", "postal_code": "75001"}
-DUBLIN = {"city": "Dublin", "country": "IE", "postal_code": "D02 X285"}
-BERLIN = {"city": "Berlin", "country": "DE", "postal_code": "10115"}
-TORONTO = {"city": "Toronto", "state": "ON", "country": "CA", "postal_code": "M5H 2N2"}
-CALGARY = {"city": "Calgary", "state": "AB", "country": "CA", "postal_code": "T2P 1J9"}
-MONTREAL = {"city": "Montreal", "state": "QC", "country": "CA", "postal_code": "H2X 1Y4"}
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
@@ -233,9 +236,6 @@ def test_a_sale_without_a_published_rate_is_held_off(api: Api, admin_http: httpx
     ca = ok(api.fil.create({"jurisdiction": "CA", **Q1}))
     assert ca["jurisdictions"] == [] and ca["transaction_count"] == 0
     assert [(h["transaction_id"], h["reason"]) for h in ca["held_transactions"]] == [(held["id"], "no_exchange_rate")]
-
-
-LONDON = {"city": "London", "country": "GB", "postal_code": "SW1A 1AA"}
 
 
 def test_thresholds_outside_the_us_in_their_own_currency(api: Api, admin_http: httpx.Client) -> None:
