@@ -277,3 +277,20 @@ def test_thresholds_outside_the_us_in_their_own_currency(api: Api, admin_http: h
     assert summary(got["AU"])[:5] == ("AUD", "0", 0, "7500000", "0.0000")
     assert summary(got["GB"]) == ("GBP", "1000", 1, None, None, "2025-04-01", "2026-03-31", True, False, True)
     assert "59c" in got["EU-OSS"]["threshold_source"] and "211.22" in got["CA"]["threshold_source"]
+
+
+def test_e_book_rates_added_for_five_member_states(api: Api, admin_http: httpx.Client) -> None:
+    """E-books (DIGITAL.EBOOKS) at 100.00 each under EU-OSS: HR 5 % 500, MT 5 % 500, PT 6 % 600, LU 3 % 300,
+    SI 5 % 500 (src/levy/data/tax/international/eu.json, sources per row); 2400 in all."""
+    register(admin_http, "EU-OSS")
+    places = {"hr": {"city": "Zagreb", "country": "HR", "postal_code": "10000"},
+              "mt": {"city": "Valletta", "country": "MT", "postal_code": "VLT 1117"},
+              "pt": {"city": "Lisboa", "country": "PT", "postal_code": "1100-148"},
+              "lu": {"city": "Luxembourg", "country": "LU", "postal_code": "L-1111"},
+              "si": {"city": "Ljubljana", "country": "SI", "postal_code": "1000"}}
+    out = api.sale("2026-06-01", "EUR", *(item(a, 10000, EBOOK, id=k) for k, a in places.items()))
+    got = {li["id"]: (li["taxes"][0]["tax_rate"], li["taxes"][0]["tax_amount"]) for li in out["line_items"]}
+    assert {k: (str(float(r)), t) for k, (r, t) in got.items()} == {
+        "hr": ("0.05", "500"), "mt": ("0.05", "500"), "pt": ("0.06", "600"), "lu": ("0.03", "300"),
+        "si": ("0.05", "500")}
+    assert out["tax_amount"] == "2400"
