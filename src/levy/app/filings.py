@@ -167,14 +167,17 @@ async def in_return_currency(conn: AsyncConnection, records: Sequence[Transactio
     if parents_missing and records:
         found = await transactions_store.by_ids(conn, records[0].organization_id, sorted(parents_missing))
         days.update({t.id: t.transaction_date.astimezone(UTC).date() for t in found.values()})
+    looked_up: dict[tuple[str, date], tuple[str | None, date | None]] = {}  # one read per currency and day
     out = []
     for r in records:
         if r.currency == currency:
             out.append(r)
             continue
         day = period_end if rate_day == "period_end" else days.get(r.parent_transaction_id or r.id, days[r.id])
-        published = await exchange_rates.reference_rate(conn, r.currency, currency, day)
-        rate, on = (rate_string(published[0]), published[1]) if published else (None, None)
+        if (r.currency, day) not in looked_up:
+            published = await exchange_rates.reference_rate(conn, r.currency, currency, day)
+            looked_up[r.currency, day] = (rate_string(published[0]), published[1]) if published else (None, None)
+        rate, on = looked_up[r.currency, day]
         out.append(replace(r, exchange_rate=rate, exchange_rate_date=on))
     return out
 
