@@ -252,11 +252,17 @@ def test_a_finalized_sale_and_its_credit_keep_the_rows(tx: Txn, server: LevyServ
     assert rows(credit["line_items"][0]) == [("France", "vat", "0.2", "2000")] or \
         rows(credit["line_items"][0]) == [("France", "vat", "0.20", "2000")]
     # (Returns are in USD: a EUR transaction sends its exchange rate, docs/transactions.md "Currency".)
-    # The liability report is US-only for now (docs/international.md): it answers, without these rows.
+    # The liability report keeps these rows out of its US part; its `international` part has them under
+    # EU-OSS in EUR (docs/international.md, "Returns"; the figures are tested in test_international_returns).
     r = httpx.get(f"{server.http_url}/reports/liability", params={"from": "2026-06-01", "to": "2026-06-30"},
                   headers={"X-API-Key": world.admin_key}, timeout=30)
     assert r.status_code == 200, r.text
-    assert not any(c in r.text for c in ('"France"', '"Ireland"', '"Germany"'))
+    body = r.json()
+    us = str((body["jurisdictions"], body["state_totals"]))
+    assert not any(c in us for c in ("'France'", "'Ireland'", "'Germany'"))
+    oss = {i["jurisdiction"]: i for i in body["international"]}["EU-OSS"]
+    assert oss["currency"] == "EUR"
+    assert {"France", "Ireland", "Germany"} <= {t["jurisdiction_name"] for t in oss["jurisdictions"]}
 
 
 def test_a_tax_only_sale_to_paris_is_attributed_to_france_under_eu_oss(tx: Txn) -> None:

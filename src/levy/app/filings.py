@@ -19,9 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app import events
 from levy.domain import filing_rules as rules
-from levy.domain.currency import RETURNS_COUNTRY
+from levy.domain.currency import RETURNS_COUNTRY, rate_string
 from levy.domain.errors import NotFound, RequiredField, ValidationFailed
 from levy.domain.filing import (
+    HELD_OFF_REASON_DETAILS,
     ConvertedEntry,
     ExemptSales,
     HeldOff,
@@ -34,9 +35,26 @@ from levy.domain.filing import (
     prepare_return,
     return_to_csv,
 )
-from levy.domain.filing_transactions import EXPORT_FILES, ReturnEntry, amounts_on_return, entries_to_csv
+from levy.domain.filing_international import (
+    InternationalReturn,
+    check_period,
+    international_returns,
+    prepare_international_return,
+)
+from levy.domain.filing_transactions import (
+    EXPORT_FILES,
+    ReturnEntry,
+    amounts_on_return,
+    entries_to_csv,
+)
 from levy.domain.ids import new_id
 from levy.domain.nexus import load_thresholds, measurement_windows, threshold_for
+from levy.domain.nexus_international import (
+    InternationalNexus,
+    earliest_start,
+    in_force,
+    international_nexus,
+)
 from levy.domain.nexus_report import (
     NexusStateReport,
     converted_by_state,
@@ -47,6 +65,7 @@ from levy.domain.nexus_report import (
 from levy.domain.periods import check_report_date
 from levy.domain.transaction_records import TransactionRecord, to_filing
 from levy.domain.transactions import check_transition
+from levy.store import exchange_rates
 from levy.store import filings as store
 from levy.store import transactions as transactions_store
 from levy.store.organization import lock_organization, registrations_for
@@ -63,6 +82,16 @@ async def returns_currency(conn: AsyncConnection, organization_id: str) -> str:
     return currency
 
 
+async def filing_currency(conn: AsyncConnection, organization_id: str, jurisdiction: str) -> str:
+    """The currency of the return of ``jurisdiction``: :func:`returns_currency` for a US state, the
+    data's (or the organization's choice for the country) for a return outside the US (issue 34)."""
+    kind = international_returns().get(jurisdiction)
+    if kind is None:
+        return await returns_currency(conn, organization_id)
+    settings, _ = await get_settings(conn, organization_id)
+    return kind.currency_for(settings.filing_currency_map())
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -74,10 +103,19 @@ def today() -> date:
 # -- figures <-> JSON (stored with the filing) ---------------------------------------------------
 
 
+def _totals_json(t: JurisdictionTotals) -> dict[str, Any]:
+    """``t`` as stored; the rate and tax type only when set (returns outside the US, issue 34)."""
+    out = asdict(t)
+    for name in ("tax_rate", "tax_type"):
+        if out[name] is None:
+            del out[name]
+    return out
+
+
 def return_to_json(ret: Return) -> dict[str, Any]:
     return {
-        "jurisdictions": [asdict(t) for t in ret.jurisdictions],
-        "totals": asdict(ret.totals),
+        "jurisdictions": [_totals_json(t) for t in ret.jurisdictions],
+        "totals": _totals_json(ret.totals),
         "tax_only_allocations": [asdict(e) for e in ret.tax_only_allocations],
         "held_off": [asdict(h) for h in ret.held_off],
         "transaction_ids": list(ret.transaction_ids),
@@ -117,11 +155,55 @@ def not_found(filing_id: str) -> NotFound:
     return NotFound(f"No filing with id '{filing_id}'.", meta={"filing_id": filing_id})
 
 
+async def in_return_currency(conn: AsyncConnection, records: Sequence[TransactionRecord], currency: str,
+                             rate_day: str, period_end: date) -> list[TransactionRecord]:
+    """``records`` with the exchange rate of a return in ``currency`` outside the US (issue 34): a
+    transaction in that currency as it is; one in another currency at the imported reference rate
+    (:func:`levy.store.exchange_rates.reference_rate`, the lookup of a transaction's own rate) of
+    the return's ``rate_day``: the period's last day, or the transaction's day (a credit: its
+    sale's day). Without a published rate it keeps none and is held off the return."""
+    parents_missing = {r.parent_transaction_id for r in records if r.parent_transaction_id} - {r.id for r in records}
+    days = {r.id: r.transaction_date.astimezone(UTC).date() for r in records}
+    if parents_missing and records:
+        found = await transactions_store.by_ids(conn, records[0].organization_id, sorted(parents_missing))
+        days.update({t.id: t.transaction_date.astimezone(UTC).date() for t in found.values()})
+    looked_up: dict[tuple[str, date], tuple[str | None, date | None]] = {}  # one read per currency and day
+    out = []
+    for r in records:
+        if r.currency == currency:
+            out.append(r)
+            continue
+        day = period_end if rate_day == "period_end" else days.get(r.parent_transaction_id or r.id, days[r.id])
+        if (r.currency, day) not in looked_up:
+            published = await exchange_rates.reference_rate(conn, r.currency, currency, day)
+            looked_up[r.currency, day] = (rate_string(published[0]), published[1]) if published else (None, None)
+        rate, on = looked_up[r.currency, day]
+        out.append(replace(r, exchange_rate=rate, exchange_rate_date=on))
+    return out
+
+
+async def _international_return(
+    conn: AsyncConnection, organization_id: str, kind: InternationalReturn, start: date, end: date,
+    records: Sequence[TransactionRecord], filed: dict[str, set[str]],
+) -> Return:
+    """The return ``kind`` of the period from the stored ``records`` (``filed``: their filed returns)."""
+    currency = await filing_currency(conn, organization_id, kind.jurisdiction)
+    relevant = [r for r in records if any(kind.reports(t.jurisdiction_code, frozenset(r.registrations))
+                                          for ln in r.lines for t in ln.result.taxes)]
+    converted = await in_return_currency(conn, relevant, currency, kind.rate_day, end)
+    txns = [(to_filing(r, frozenset(filed.get(r.id, ())), currency=currency), frozenset(r.registrations))
+            for r in converted]
+    return prepare_international_return(kind, start, end, txns)
+
+
 async def _prepare(
     conn: AsyncConnection, organization_id: str, jurisdiction: str, start: date, end: date, *, for_update: bool
 ) -> Return:
     records = await store.liable_transactions(conn, organization_id, start, end, for_update=for_update)
     filed = await store.filed_states(conn, organization_id, [r.id for r in records])
+    kind = international_returns().get(jurisdiction)
+    if kind is not None:
+        return await _international_return(conn, organization_id, kind, start, end, records, filed)
     currency = await returns_currency(conn, organization_id)
     txns = [to_filing(r, frozenset(filed.get(r.id, ())), currency=currency) for r in records]
     carried = await store.carried_credits(conn, organization_id, jurisdiction, start)
@@ -140,16 +222,20 @@ def _new_record(organization_id: str, jurisdiction: str, start: date, end: date,
 def validate_create(
     jurisdiction: str | None, period_start: str | None, period_end: str | None, status: str | None, *, on: date
 ) -> tuple[str, date, date, str]:
-    """(``US-ST-XX``, start, end, status) of a create request; every problem reported together (422)."""
+    """(``US-ST-XX`` or a return outside the US such as ``EU-OSS``, start, end, status) of a create
+    request; every problem reported together (422)."""
     errors: list[ValidationFailed] = []
     for value, name in ((jurisdiction, "jurisdiction"), (period_start, "period_start"), (period_end, "period_end")):
         if value is None:
             errors.append(RequiredField(name, pointer=f"/{name}"))
-    if jurisdiction is not None:
+    kind = international_returns().get(jurisdiction) if jurisdiction is not None else None
+    if jurisdiction is not None and kind is None:
         try:
             rules.validate_state_code(jurisdiction, on=on)
         except ValidationFailed as exc:
-            errors.append(exc)
+            errors.append(exc if jurisdiction.startswith("US-") else ValidationFailed(
+                f"'{jurisdiction}' is neither a US state jurisdiction ('US-ST-CA') nor a return outside the US "
+                f"({', '.join(sorted(international_returns()))}).", pointer="/jurisdiction", input=jurisdiction))
     try:
         wanted = rules.validate_create_status(status)
     except ValidationFailed as exc:
@@ -157,6 +243,8 @@ def validate_create(
     if period_start is not None and period_end is not None:
         try:
             start, end = rules.parse_period(period_start, period_end)
+            if kind is not None:
+                check_period(kind, start, end)
         except ValidationFailed as exc:
             errors.append(exc)
     if errors:
@@ -180,7 +268,7 @@ async def create_filing(
     ret = await _prepare(conn, organization_id, code, start, end, for_update=False)
     rec = _new_record(organization_id, code, start, end, ret)
     await store.insert_filing(conn, rec)
-    currency = await returns_currency(conn, organization_id)
+    currency = await filing_currency(conn, organization_id, code)
     await events.record(conn, [events.filing_row("filing.prepared", rec, currency)])
     return rec
 
@@ -225,19 +313,16 @@ async def _file(
         jurisdiction, start, end, await store.filed_periods(conn, organization_id, jurisdiction),
         exclude_id=prepared.id if prepared else None,
     )
-    records = await store.liable_transactions(conn, organization_id, start, end, for_update=True)
+    ret = await _prepare(conn, organization_id, jurisdiction, start, end, for_update=True)
+    records = await store.liable_transactions(conn, organization_id, start, end)  # locked just above
     filed = await store.filed_states(conn, organization_id, [r.id for r in records])
-    carried = await store.carried_credits(conn, organization_id, jurisdiction, start)
-    currency = await returns_currency(conn, organization_id)
-    ret = prepare_return(
-        jurisdiction, start, end, [to_filing(r, frozenset(filed.get(r.id, ())), currency=currency) for r in records],
-        carried,
-    )
+    currency = await filing_currency(conn, organization_id, jurisdiction)
     if prepared is not None:
         rules.check_unchanged(prepared.figures, return_to_json(ret), prepared.id)
-    state = jurisdiction.removeprefix("US-ST-")
+    kind = international_returns().get(jurisdiction)
+    state = kind.filed_key if kind is not None else jurisdiction.removeprefix("US-ST-")
     on_return = set(ret.transaction_ids)
-    rules.check_not_already_filed(jurisdiction, [(t, filed.get(t, set())) for t in ret.transaction_ids])
+    rules.check_not_already_filed(jurisdiction, [(t, filed.get(t, set())) for t in ret.transaction_ids], key=state)
     now = utcnow()
     rec = prepared or _new_record(organization_id, jurisdiction, start, end, ret)
     rec = replace(rec, status="filed", filed_at=now, figures=return_to_json(ret))
@@ -276,12 +361,29 @@ async def get_filing(conn: AsyncConnection, organization_id: str, filing_id: str
 async def _entries(conn: AsyncConnection, rec: store.FilingRecord, transaction_ids: Sequence[str]) -> list[ReturnEntry]:
     """The transactions ``transaction_ids`` of the return ``rec``, in that order, with their amounts on it."""
     found = await transactions_store.by_ids(conn, rec.organization_id, transaction_ids)
+    kind = international_returns().get(rec.jurisdiction)
+    if kind is not None:
+        return await _international_entries(conn, rec, kind, [t for t in map(found.get, transaction_ids) if t])
     currency = await returns_currency(conn, rec.organization_id)
     return [
         ReturnEntry(t.id, t.type, t.status, t.transaction_date.date(), t.currency, t.reference_id,
                     amounts_on_return(rec.jurisdiction, to_filing(t, currency=currency)))
         for t in (found.get(tid) for tid in transaction_ids) if t is not None
     ]
+
+
+async def _international_entries(conn: AsyncConnection, rec: store.FilingRecord, kind: InternationalReturn,
+                                 records: Sequence[TransactionRecord]) -> list[ReturnEntry]:
+    """:func:`_entries` of a return outside the US: each transaction's totals on it, converted as on the return."""
+    currency = await filing_currency(conn, rec.organization_id, kind.jurisdiction)
+    converted = await in_return_currency(conn, records, currency, kind.rate_day, rec.period_end)
+    out = []
+    for t in converted:
+        alone = prepare_international_return(kind, rec.period_start, rec.period_end,
+                                             [(to_filing(t, currency=currency), frozenset(t.registrations))])
+        out.append(ReturnEntry(t.id, t.type, t.status, t.transaction_date.date(), t.currency, t.reference_id,
+                               replace(alone.totals, jurisdiction_code=kind.jurisdiction)))
+    return out
 
 
 async def filing_transactions(
@@ -309,7 +411,7 @@ async def export_csv(conn: AsyncConnection, organization_id: str, filing_id: str
         raise ValidationFailed(f"file must be one of {', '.join(EXPORT_FILES)}; got {file!r}", parameter="file",
                                input=file)
     rec = await get_filing(conn, organization_id, filing_id)
-    currency = await returns_currency(conn, organization_id)
+    currency = await filing_currency(conn, organization_id, rec.jurisdiction)
     if file != "transactions":
         return return_to_csv(return_from_json(rec), currency)
     ids = list(rec.figures["transaction_ids"])
@@ -354,6 +456,19 @@ async def liability(conn: AsyncConnection, organization_id: str, start: date, en
     return replace(liability_report(start, end, [to_filing(r, currency=currency) for r in records]), currency=currency)
 
 
+async def liability_international(conn: AsyncConnection, organization_id: str, start: date,
+                                  end: date) -> list[tuple[str, Return]]:
+    """(currency, figures) of each return outside the US that a transaction dated in the range
+    reaches (issue 34): as :func:`_international_return` prepares it, filed transactions included."""
+    records = await store.liable_transactions(conn, organization_id, start, end)
+    out = []
+    for kind in international_returns().values():
+        ret = await _international_return(conn, organization_id, kind, start, end, records, {})
+        if ret.transaction_ids or ret.held_off:
+            out.append((await filing_currency(conn, organization_id, kind.jurisdiction), ret))
+    return out
+
+
 def nexus_window_start(as_of: date) -> date:
     """The earliest day any measurement period in force on ``as_of`` reaches."""
     starts = [as_of]
@@ -375,3 +490,24 @@ async def nexus(conn: AsyncConnection, organization_id: str, as_of: date) -> tup
     }
     return nexus_report(as_of, dated_sales_by_state(txns, counts), registered,
                         converted=converted_by_state(txns, counts))
+
+
+async def nexus_international(conn: AsyncConnection, organization_id: str,
+                              as_of: date) -> tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]]:
+    """The thresholds outside the US on ``as_of`` (issue 34), each measured in its own currency at
+    the reference rate of each sale's day (:func:`in_return_currency`); per currency, the
+    transactions that could not be converted (no published rate)."""
+    thresholds = in_force(as_of)
+    records = await store.liable_transactions(conn, organization_id, earliest_start(as_of), as_of)
+    by_currency: dict[str, list[Any]] = {}
+    held: dict[str, list[HeldOff]] = {}
+    for currency in sorted({t.currency for t in thresholds}):
+        codes = frozenset().union(*(t.rows for t in thresholds if t.currency == currency))
+        relevant = [r for r in records if any(x.jurisdiction_code in codes for ln in r.lines for x in ln.result.taxes)]
+        txns = [to_filing(r, currency=currency) for r in await in_return_currency(conn, relevant, currency,
+                                                                                  "transaction_date", as_of)]
+        by_currency[currency] = txns
+        held[currency] = [HeldOff(t.id, t.held_off_reason, HELD_OFF_REASON_DETAILS.get(t.held_off_reason, ""))
+                          for t in txns if t.held_off_reason]
+    registered = {r.jurisdiction for r in await registrations_for(conn, organization_id) if r.covers(as_of)}
+    return international_nexus(as_of, by_currency, registered), held

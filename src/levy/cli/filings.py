@@ -16,11 +16,13 @@ def register(sub: Any) -> None:
     filings = sub.add_parser("filings", help="Prepare, file, list and export tax returns.",
                              description="Prepare, file, list and export tax returns (as the /filings API does).")
     fsub = filings.add_subparsers(dest="filings_command", metavar="ACTION", required=True)
-    p = fsub.add_parser("prepare", help="Prepare a state's return for a period and print it as JSON.",
-                        description="Prepare the return of a state for a period from the finalized transactions "
+    p = fsub.add_parser("prepare", help="Prepare a return for a period and print it as JSON.",
+                        description="Prepare the return of a state (or of a jurisdiction outside the US: EU-OSS, CA, "
+                        "CA-PR-QC, CA-PR-BC, CA-PR-SK, CA-PR-MB, GB, AU) for a period from the finalized transactions "
                         "dated in it, and print it as JSON. With --file, file it at once (its transactions move "
                         "to 'filed').")
-    p.add_argument("--jurisdiction", required=True, metavar="US-ST-XX", help="The state, e.g. US-ST-CA.")
+    p.add_argument("--jurisdiction", required=True, metavar="CODE",
+                   help="The state, e.g. US-ST-CA, or a return outside the US, e.g. EU-OSS (one calendar quarter).")
     p.add_argument("--period-start", required=True, metavar="YYYY-MM-DD", help="First day of the period.")
     p.add_argument("--period-end", required=True, metavar="YYYY-MM-DD", help="Last day of the period (included).")
     p.add_argument("--file", action="store_true", help="File the return at once (the period must have ended).")
@@ -56,7 +58,8 @@ def register(sub: Any) -> None:
     rsub = reports.add_subparsers(dest="reports_command", metavar="REPORT", required=True)
     p = rsub.add_parser("liability", help="Liability totals over a date range, as JSON.",
                         description="The return figures of finalized and filed transactions dated in the range, per "
-                        "state and jurisdiction, as JSON; files nothing.")
+                        "state and jurisdiction (and, under 'international', per return outside the US in its "
+                        "currency), as JSON; files nothing.")
     p.add_argument("--from", dest="date_from", required=True, metavar="YYYY-MM-DD", help="First day (included).")
     p.add_argument("--to", dest="date_to", required=True, metavar="YYYY-MM-DD", help="Last day (included).")
     add_organization(p)
@@ -65,7 +68,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("nexus", help="Economic nexus status per state, as JSON.",
                        description="Per state: sales and transactions over the state's measurement period, the "
                        "threshold, the share reached, whether it is exceeded and whether the seller is registered; "
-                       "states crossed where the seller is not registered first.")
+                       "states crossed where the seller is not registered first. Under 'international': the "
+                       "thresholds of the EU, Canada, Australia and the UK, each in its own currency.")
     p.add_argument("--as-of", metavar="YYYY-MM-DD", help="Evaluate as of this date (default: today, UTC).")
     add_organization(p)
     p.set_defaults(func=_nexus)
@@ -139,22 +143,24 @@ async def _export(args: argparse.Namespace) -> int:
 
 
 async def _liability(args: argparse.Namespace) -> int:
-    from levy.app.filings import liability, parse_range
+    from levy.app.filings import liability, liability_international, parse_range
     from levy.app.handlers.filings import liability_message
 
     async def fn(conn: Any, org_id: str) -> None:
         start, end = parse_range(args.date_from, args.date_to)
-        print_message(liability_message(await liability(conn, org_id, start, end)))
+        print_message(liability_message(await liability(conn, org_id, start, end),
+                                        await liability_international(conn, org_id, start, end)))
 
     return await run_in_organization(args, fn, write=False)
 
 
 async def _nexus(args: argparse.Namespace) -> int:
-    from levy.app.filings import nexus, parse_date, today
+    from levy.app.filings import nexus, nexus_international, parse_date, today
     from levy.app.handlers.filings import nexus_message
 
     async def fn(conn: Any, org_id: str) -> None:
         as_of = parse_date(args.as_of, "as_of", default=today())
-        print_message(nexus_message(as_of, await nexus(conn, org_id, as_of)))
+        print_message(nexus_message(as_of, await nexus(conn, org_id, as_of),
+                                    await nexus_international(conn, org_id, as_of)))
 
     return await run_in_organization(args, fn, write=False)

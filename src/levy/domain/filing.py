@@ -100,6 +100,10 @@ class FilingRow:
     tax_amount: int  # calculated
     is_registered: bool
     exempt_reason: str | None = None
+    #: Issue 34: the row's rate (decimal string) and tax type (``sales_tax``, ``vat``, ``gst``...):
+    #: returns outside the US have a row per rate (:mod:`levy.domain.filing_international`).
+    tax_rate: str = ""
+    tax_type: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +193,7 @@ def filing_lines_from_results(lines: Iterable[LineResult]) -> tuple[FilingLine, 
         rows = tuple(
             FilingRow(
                 t.jurisdiction_code, t.jurisdiction_name, t.jurisdiction_type,
-                t.taxable_base, t.tax_amount, t.is_registered, t.exempt_reason,
+                t.taxable_base, t.tax_amount, t.is_registered, t.exempt_reason, str(t.tax_rate), t.tax_type,
             )
             for t in ln.taxes
         )
@@ -282,6 +286,9 @@ class JurisdictionTotals:
     carried_credits_applied: int = 0
     filing_tax_amount: int = 0
     credits_carried_forward: int = 0
+    #: Issue 34, returns outside the US only (None on US returns): the row's rate and tax type.
+    tax_rate: str | None = None
+    tax_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -664,11 +671,12 @@ def return_to_csv(ret: Return | StateLiability, currency: str) -> str:
 
     Amounts are integers in minor units of ``currency`` (the filing currency, last column of every
     row: transactions in another currency are converted); RFC 4180 quoting and CRLF line ends.
+    A return outside the US (issue 34) has two more columns, ``tax_type`` and ``tax_rate``.
     """
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
-    w.writerow(CSV_COLUMNS)
-    for t in ret.jurisdictions:
-        w.writerow(_csv_row(t, currency))
-    w.writerow(_csv_row(ret.totals, currency))
+    rated = any(t.tax_rate is not None for t in ret.jurisdictions)
+    w.writerow(CSV_COLUMNS + (("tax_type", "tax_rate") if rated else ()))
+    for t in (*ret.jurisdictions, ret.totals):
+        w.writerow(_csv_row(t, currency) + ([t.tax_type or "", t.tax_rate or ""] if rated else []))
     return buf.getvalue()

@@ -172,12 +172,14 @@ def check_no_overlap(
             )
 
 
-def check_not_already_filed(state_code: str, filed_states_by_txn: Iterable[tuple[str, Collection[str]]]) -> None:
+def check_not_already_filed(state_code: str, filed_states_by_txn: Iterable[tuple[str, Collection[str]]], *,
+                            key: str | None = None) -> None:
     """409 when a transaction about to be filed for ``state_code`` is already on a filed return of it.
 
-    ``filed_states_by_txn``: (transaction id, states whose filed return includes it), read under lock.
+    ``filed_states_by_txn``: (transaction id, states whose filed return includes it), read under lock;
+    ``key``: what records the return's transactions (default: the state's two letters).
     """
-    state = state_code.removeprefix("US-ST-")
+    state = key or state_code.removeprefix("US-ST-")
     dup = [tid for tid, states in filed_states_by_txn if state in states]
     if dup:
         raise Conflict(

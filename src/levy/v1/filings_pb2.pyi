@@ -43,6 +43,8 @@ class JurisdictionTotals(_message.Message):
     CREDITS_FILING_TAX_FIELD_NUMBER: _builtins.int
     CARRIED_CREDITS_APPLIED_FIELD_NUMBER: _builtins.int
     CREDITS_CARRIED_FORWARD_FIELD_NUMBER: _builtins.int
+    TAX_RATE_FIELD_NUMBER: _builtins.int
+    TAX_TYPE_FIELD_NUMBER: _builtins.int
     jurisdiction: _builtins.str
     """Jurisdiction code, for example `US-ST-CA`."""
     jurisdiction_name: _builtins.str
@@ -77,6 +79,15 @@ class JurisdictionTotals(_message.Message):
     """Credits carried from the previous return applied here."""
     credits_carried_forward: _builtins.str
     """Credits left over for the next return."""
+    tax_rate: _builtins.str
+    """Levy extension (issue 34), returns outside the US only (null on US
+    returns): the row's rate, a decimal fraction (`0.2` for 20 %).
+    """
+    tax_type: _builtins.str
+    """Levy extension (issue 34), returns outside the US only: `vat`, `gst`,
+    `hst`, `pst` or `qst`; `reverse_charge` for the sales the customer
+    accounts for (listed apart: rate 0, tax 0, outside the totals).
+    """
     def __init__(
         self,
         *,
@@ -97,12 +108,21 @@ class JurisdictionTotals(_message.Message):
         credits_filing_tax: _builtins.str = ...,
         carried_credits_applied: _builtins.str = ...,
         credits_carried_forward: _builtins.str = ...,
+        tax_rate: _builtins.str | None = ...,
+        tax_type: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_tax_rate", b"_tax_rate", "_tax_type", b"_tax_type", "tax_rate", b"tax_rate", "tax_type", b"tax_type"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["carried_credits_applied", b"carried_credits_applied", "credits_carried_forward", b"credits_carried_forward", "credits_filing_tax", b"credits_filing_tax", "discounts", b"discounts", "exempt_sales_certificate", b"exempt_sales_certificate", "exempt_sales_non_taxable", b"exempt_sales_non_taxable", "exempt_sales_unregistered", b"exempt_sales_unregistered", "filing_tax_amount", b"filing_tax_amount", "gross_sales", b"gross_sales", "jurisdiction", b"jurisdiction", "jurisdiction_name", b"jurisdiction_name", "jurisdiction_type", b"jurisdiction_type", "sales_filing_tax", b"sales_filing_tax", "tax_calculated", b"tax_calculated", "tax_only_allocated", b"tax_only_allocated", "tax_provided", b"tax_provided", "taxable_sales", b"taxable_sales"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_tax_rate", b"_tax_rate", "_tax_type", b"_tax_type", "carried_credits_applied", b"carried_credits_applied", "credits_carried_forward", b"credits_carried_forward", "credits_filing_tax", b"credits_filing_tax", "discounts", b"discounts", "exempt_sales_certificate", b"exempt_sales_certificate", "exempt_sales_non_taxable", b"exempt_sales_non_taxable", "exempt_sales_unregistered", b"exempt_sales_unregistered", "filing_tax_amount", b"filing_tax_amount", "gross_sales", b"gross_sales", "jurisdiction", b"jurisdiction", "jurisdiction_name", b"jurisdiction_name", "jurisdiction_type", b"jurisdiction_type", "sales_filing_tax", b"sales_filing_tax", "tax_calculated", b"tax_calculated", "tax_only_allocated", b"tax_only_allocated", "tax_provided", b"tax_provided", "tax_rate", b"tax_rate", "tax_type", b"tax_type", "taxable_sales", b"taxable_sales"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__tax_rate: _TypeAlias = _typing.Literal["tax_rate"]  # noqa: Y015
+    _WhichOneofArgType__tax_rate: _TypeAlias = _typing.Literal["_tax_rate", b"_tax_rate"]  # noqa: Y015
+    _WhichOneofReturnType__tax_type: _TypeAlias = _typing.Literal["tax_type"]  # noqa: Y015
+    _WhichOneofArgType__tax_type: _TypeAlias = _typing.Literal["_tax_type", b"_tax_type"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tax_rate) -> _WhichOneofReturnType__tax_rate | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tax_type) -> _WhichOneofReturnType__tax_type | None: ...
 
 Global___JurisdictionTotals: _TypeAlias = JurisdictionTotals  # noqa: Y015
 
@@ -274,7 +294,10 @@ class Filing(_message.Message):
     id: _builtins.str
     """Identifier, prefix `fil_`."""
     jurisdiction: _builtins.str
-    """State jurisdiction code, for example `US-ST-CA`."""
+    """State jurisdiction code, for example `US-ST-CA`, or a return outside
+    the US (issue 34): `EU-OSS`, `CA`, `CA-PR-QC`, `CA-PR-BC`, `CA-PR-SK`,
+    `CA-PR-MB`, `GB`, `AU`.
+    """
     period_start: _builtins.str
     """First day of the period (YYYY-MM-DD)."""
     period_end: _builtins.str
@@ -288,7 +311,9 @@ class Filing(_message.Message):
     transaction_count: _builtins.int
     """Number of transactions on the return."""
     currency: _builtins.str
-    """Levy extension: the currency of every amount (the filing currency, `USD`)."""
+    """Levy extension: the currency of every amount (the filing currency: `USD`
+    for a US state; `EUR`, `CAD`, `GBP`, `AUD` outside the US).
+    """
     @_builtins.property
     def jurisdictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___JurisdictionTotals]:
         """Per-jurisdiction totals."""
@@ -702,6 +727,7 @@ class LiabilityReport(_message.Message):
     CURRENCY_FIELD_NUMBER: _builtins.int
     MARKETPLACE_TRANSACTIONS_FIELD_NUMBER: _builtins.int
     CONVERTED_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    INTERNATIONAL_FIELD_NUMBER: _builtins.int
     to: _builtins.str
     """Last day of the range."""
     currency: _builtins.str
@@ -730,6 +756,12 @@ class LiabilityReport(_message.Message):
     def converted_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConvertedTransaction]:
         """Levy extension: transactions in another currency over the range."""
 
+    @_builtins.property
+    def international(self) -> _containers.RepeatedCompositeFieldContainer[Global___InternationalLiability]:
+        """Levy extension (issue 34): the figures of the returns outside the US over
+        the range, one per return jurisdiction, each in its own currency.
+        """
+
     def __init__(
         self,
         *,
@@ -741,14 +773,69 @@ class LiabilityReport(_message.Message):
         currency: _builtins.str = ...,
         marketplace_transactions: _abc.Iterable[Global___MarketplaceTransaction] | None = ...,
         converted_transactions: _abc.Iterable[Global___ConvertedTransaction] | None = ...,
+        international: _abc.Iterable[Global___InternationalLiability] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["converted_transactions", b"converted_transactions", "currency", b"currency", "from", b"from", "held_transactions", b"held_transactions", "jurisdictions", b"jurisdictions", "marketplace_transactions", b"marketplace_transactions", "state_totals", b"state_totals", "tax_only_allocations", b"tax_only_allocations", "to", b"to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["converted_transactions", b"converted_transactions", "currency", b"currency", "from", b"from", "held_transactions", b"held_transactions", "international", b"international", "jurisdictions", b"jurisdictions", "marketplace_transactions", b"marketplace_transactions", "state_totals", b"state_totals", "tax_only_allocations", b"tax_only_allocations", "to", b"to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LiabilityReport: _TypeAlias = LiabilityReport  # noqa: Y015
+
+@_typing.final
+class InternationalLiability(_message.Message):
+    """Levy extension (issue 34): one return outside the US over a liability
+    report's range (docs/international.md, "Returns").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JURISDICTION_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    JURISDICTIONS_FIELD_NUMBER: _builtins.int
+    TOTALS_FIELD_NUMBER: _builtins.int
+    HELD_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    CONVERTED_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    jurisdiction: _builtins.str
+    """The return's jurisdiction: `EU-OSS`, `CA`, `CA-PR-QC`, `GB`, `AU`..."""
+    currency: _builtins.str
+    """The currency of its amounts."""
+    @_builtins.property
+    def jurisdictions(self) -> _containers.RepeatedCompositeFieldContainer[Global___JurisdictionTotals]:
+        """One row per jurisdiction, tax type and rate; reverse-charged sales in
+        rows of their own (`tax_type` `reverse_charge`).
+        """
+
+    @_builtins.property
+    def totals(self) -> Global___JurisdictionTotals:
+        """The sum of the taxed rows (`jurisdiction` is `TOTAL`)."""
+
+    @_builtins.property
+    def held_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___HeldTransaction]:
+        """Transactions held off (each listed once)."""
+
+    @_builtins.property
+    def converted_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConvertedTransaction]:
+        """Transactions in another currency, converted."""
+
+    def __init__(
+        self,
+        *,
+        jurisdiction: _builtins.str = ...,
+        currency: _builtins.str = ...,
+        jurisdictions: _abc.Iterable[Global___JurisdictionTotals] | None = ...,
+        totals: Global___JurisdictionTotals | None = ...,
+        held_transactions: _abc.Iterable[Global___HeldTransaction] | None = ...,
+        converted_transactions: _abc.Iterable[Global___ConvertedTransaction] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["totals", b"totals"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["converted_transactions", b"converted_transactions", "currency", b"currency", "held_transactions", b"held_transactions", "jurisdiction", b"jurisdiction", "jurisdictions", b"jurisdictions", "totals", b"totals"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InternationalLiability: _TypeAlias = InternationalLiability  # noqa: Y015
 
 @_typing.final
 class GetNexusReportRequest(_message.Message):
@@ -885,22 +972,131 @@ class NexusReport(_message.Message):
 
     AS_OF_FIELD_NUMBER: _builtins.int
     STATES_FIELD_NUMBER: _builtins.int
+    INTERNATIONAL_FIELD_NUMBER: _builtins.int
     as_of: _builtins.str
     """Evaluation date."""
     @_builtins.property
     def states(self) -> _containers.RepeatedCompositeFieldContainer[Global___NexusState]:
         """States; crossed and unregistered first."""
 
+    @_builtins.property
+    def international(self) -> _containers.RepeatedCompositeFieldContainer[Global___InternationalNexus]:
+        """Levy extension (issue 34): the registration thresholds outside the US
+        (EU, Canada, Australia, UK), each measured in its own currency.
+        """
+
     def __init__(
         self,
         *,
         as_of: _builtins.str = ...,
         states: _abc.Iterable[Global___NexusState] | None = ...,
+        international: _abc.Iterable[Global___InternationalNexus] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "states", b"states"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "international", b"international", "states", b"states"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___NexusReport: _TypeAlias = NexusReport  # noqa: Y015
+
+@_typing.final
+class InternationalNexus(_message.Message):
+    """Levy extension (issue 34): one registration threshold outside the US on
+    the report's date (docs/international.md, "Thresholds").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JURISDICTION_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    SALES_AMOUNT_FIELD_NUMBER: _builtins.int
+    TRANSACTION_COUNT_FIELD_NUMBER: _builtins.int
+    SALES_THRESHOLD_FIELD_NUMBER: _builtins.int
+    MEASUREMENT_PERIOD_FIELD_NUMBER: _builtins.int
+    CROSSED_WHEN_FIELD_NUMBER: _builtins.int
+    PERIOD_START_FIELD_NUMBER: _builtins.int
+    PERIOD_END_FIELD_NUMBER: _builtins.int
+    THRESHOLD_SHARE_FIELD_NUMBER: _builtins.int
+    EXCEEDED_FIELD_NUMBER: _builtins.int
+    IS_REGISTERED_FIELD_NUMBER: _builtins.int
+    NEEDS_REGISTRATION_FIELD_NUMBER: _builtins.int
+    THRESHOLD_SOURCE_FIELD_NUMBER: _builtins.int
+    HELD_TRANSACTIONS_FIELD_NUMBER: _builtins.int
+    jurisdiction: _builtins.str
+    """The registration that answers it: `EU-OSS`, `CA`, `AU`, `GB`."""
+    name: _builtins.str
+    """What the threshold is about."""
+    currency: _builtins.str
+    """The currency of the amounts (`EUR`, `CAD`, `AUD`, `GBP`)."""
+    sales_amount: _builtins.str
+    """B2C sales over the deciding period, minor units of `currency` (sales in
+    another currency at the ECB reference rate of their day).
+    """
+    transaction_count: _builtins.int
+    """Sales counted over the period."""
+    sales_threshold: _builtins.str
+    """The threshold, minor units of `currency`; null: registration from the
+    first sale.
+    """
+    measurement_period: _builtins.str
+    """`current_or_previous_calendar_year`, `trailing_12_months` or
+    `from_first_sale`.
+    """
+    crossed_when: _builtins.str
+    """`exceeds` or `meets`: how the sales cross the threshold."""
+    period_start: _builtins.str
+    """First day of the deciding period (YYYY-MM-DD)."""
+    period_end: _builtins.str
+    """Last day of the deciding period (YYYY-MM-DD)."""
+    threshold_share: _builtins.str
+    """Fraction of the threshold reached (`1` = 100 %); null without a threshold."""
+    exceeded: _builtins.bool
+    """The sales crossed the threshold."""
+    is_registered: _builtins.bool
+    """The organization holds the registration on the date."""
+    needs_registration: _builtins.bool
+    """Crossed and not registered."""
+    threshold_source: _builtins.str
+    """The law and official guidance of the threshold."""
+    @_builtins.property
+    def held_transactions(self) -> _containers.RepeatedCompositeFieldContainer[Global___HeldTransaction]:
+        """Transactions in another currency without a published rate for their day
+        (not counted).
+        """
+
+    def __init__(
+        self,
+        *,
+        jurisdiction: _builtins.str = ...,
+        name: _builtins.str = ...,
+        currency: _builtins.str = ...,
+        sales_amount: _builtins.str = ...,
+        transaction_count: _builtins.int = ...,
+        sales_threshold: _builtins.str | None = ...,
+        measurement_period: _builtins.str = ...,
+        crossed_when: _builtins.str = ...,
+        period_start: _builtins.str = ...,
+        period_end: _builtins.str = ...,
+        threshold_share: _builtins.str | None = ...,
+        exceeded: _builtins.bool = ...,
+        is_registered: _builtins.bool = ...,
+        needs_registration: _builtins.bool = ...,
+        threshold_source: _builtins.str = ...,
+        held_transactions: _abc.Iterable[Global___HeldTransaction] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_sales_threshold", b"_sales_threshold", "_threshold_share", b"_threshold_share", "sales_threshold", b"sales_threshold", "threshold_share", b"threshold_share"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_sales_threshold", b"_sales_threshold", "_threshold_share", b"_threshold_share", "crossed_when", b"crossed_when", "currency", b"currency", "exceeded", b"exceeded", "held_transactions", b"held_transactions", "is_registered", b"is_registered", "jurisdiction", b"jurisdiction", "measurement_period", b"measurement_period", "name", b"name", "needs_registration", b"needs_registration", "period_end", b"period_end", "period_start", b"period_start", "sales_amount", b"sales_amount", "sales_threshold", b"sales_threshold", "threshold_share", b"threshold_share", "threshold_source", b"threshold_source", "transaction_count", b"transaction_count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__sales_threshold: _TypeAlias = _typing.Literal["sales_threshold"]  # noqa: Y015
+    _WhichOneofArgType__sales_threshold: _TypeAlias = _typing.Literal["_sales_threshold", b"_sales_threshold"]  # noqa: Y015
+    _WhichOneofReturnType__threshold_share: _TypeAlias = _typing.Literal["threshold_share"]  # noqa: Y015
+    _WhichOneofArgType__threshold_share: _TypeAlias = _typing.Literal["_threshold_share", b"_threshold_share"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__sales_threshold) -> _WhichOneofReturnType__sales_threshold | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__threshold_share) -> _WhichOneofReturnType__threshold_share | None: ...
+
+Global___InternationalNexus: _TypeAlias = InternationalNexus  # noqa: Y015

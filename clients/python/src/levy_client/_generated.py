@@ -57,6 +57,8 @@ __all__ = [
     "Filing",
     "FilingInput",
     "HeldTransaction",
+    "InternationalLiability",
+    "InternationalNexus",
     "JsonApiError",
     "JsonApiErrorBody",
     "JurisdictionTotals",
@@ -582,7 +584,10 @@ class Filing(TypedDict, total=False):
     id: Required[str]
     """Identifier, prefix `fil_`."""
     jurisdiction: Required[str | None]
-    """State jurisdiction code, for example `US-ST-CA`."""
+    """State jurisdiction code, for example `US-ST-CA`, or a return outside
+    the US (issue 34): `EU-OSS`, `CA`, `CA-PR-QC`, `CA-PR-BC`, `CA-PR-SK`,
+    `CA-PR-MB`, `GB`, `AU`.
+    """
     period_start: Required[str | None]
     """First day of the period (YYYY-MM-DD)."""
     period_end: Required[str | None]
@@ -608,7 +613,9 @@ class Filing(TypedDict, total=False):
     tax_only_allocations: Required["list[ReturnTaxOnlyAllocation]"]
     """Tax-only allocations on the return."""
     currency: Required[str]
-    """Levy extension: the currency of every amount (the filing currency, `USD`)."""
+    """Levy extension: the currency of every amount (the filing currency: `USD`
+    for a US state; `EUR`, `CAD`, `GBP`, `AUD` outside the US).
+    """
     marketplace_transactions: Required["list[MarketplaceTransaction]"]
     """Levy extension: marketplace sales of the period, left off the return."""
     converted_transactions: Required["list[ConvertedTransaction]"]
@@ -618,7 +625,10 @@ class Filing(TypedDict, total=False):
 class FilingInput(TypedDict, total=False):
     """A return for one state and period."""
     jurisdiction: str | None
-    """State jurisdiction code, for example `US-ST-CA`."""
+    """State jurisdiction code, for example `US-ST-CA`, or a return outside
+    the US (issue 34): `EU-OSS`, `CA`, `CA-PR-QC`, `CA-PR-BC`, `CA-PR-SK`,
+    `CA-PR-MB`, `GB`, `AU`.
+    """
     period_start: str | None
     """First day of the period (YYYY-MM-DD)."""
     period_end: str | None
@@ -635,6 +645,72 @@ class HeldTransaction(TypedDict, total=False):
     """Why it is held off returns (a code)."""
     detail: Required[str]
     """The reason in words."""
+
+
+class InternationalLiability(TypedDict, total=False):
+    """Levy extension (issue 34): one return outside the US over a liability
+    report's range (docs/international.md, "Returns").
+    """
+    jurisdiction: Required[str]
+    """The return's jurisdiction: `EU-OSS`, `CA`, `CA-PR-QC`, `GB`, `AU`..."""
+    currency: Required[str]
+    """The currency of its amounts."""
+    jurisdictions: Required["list[JurisdictionTotals]"]
+    """One row per jurisdiction, tax type and rate; reverse-charged sales in
+    rows of their own (`tax_type` `reverse_charge`).
+    """
+    totals: Required["JurisdictionTotals | None"]
+    """The sum of the taxed rows (`jurisdiction` is `TOTAL`)."""
+    held_transactions: Required["list[HeldTransaction]"]
+    """Transactions held off (each listed once)."""
+    converted_transactions: Required["list[ConvertedTransaction]"]
+    """Transactions in another currency, converted."""
+
+
+class InternationalNexus(TypedDict, total=False):
+    """Levy extension (issue 34): one registration threshold outside the US on
+    the report's date (docs/international.md, "Thresholds").
+    """
+    jurisdiction: Required[str]
+    """The registration that answers it: `EU-OSS`, `CA`, `AU`, `GB`."""
+    name: Required[str]
+    """What the threshold is about."""
+    currency: Required[str]
+    """The currency of the amounts (`EUR`, `CAD`, `AUD`, `GBP`)."""
+    sales_amount: Required[str]
+    """B2C sales over the deciding period, minor units of `currency` (sales in
+    another currency at the ECB reference rate of their day).
+    """
+    transaction_count: Required[int]
+    """Sales counted over the period."""
+    sales_threshold: Required[str | None]
+    """The threshold, minor units of `currency`; null: registration from the
+    first sale.
+    """
+    measurement_period: Required[str]
+    """`current_or_previous_calendar_year`, `trailing_12_months` or
+    `from_first_sale`.
+    """
+    crossed_when: Required[str]
+    """`exceeds` or `meets`: how the sales cross the threshold."""
+    period_start: Required[str]
+    """First day of the deciding period (YYYY-MM-DD)."""
+    period_end: Required[str]
+    """Last day of the deciding period (YYYY-MM-DD)."""
+    threshold_share: Required[str | None]
+    """Fraction of the threshold reached (`1` = 100 %); null without a threshold."""
+    exceeded: Required[bool]
+    """The sales crossed the threshold."""
+    is_registered: Required[bool]
+    """The organization holds the registration on the date."""
+    needs_registration: Required[bool]
+    """Crossed and not registered."""
+    threshold_source: Required[str]
+    """The law and official guidance of the threshold."""
+    held_transactions: Required["list[HeldTransaction]"]
+    """Transactions in another currency without a published rate for their day
+    (not counted).
+    """
 
 
 class JsonApiError(TypedDict, total=False):
@@ -690,9 +766,18 @@ class JurisdictionTotals(TypedDict, total=False):
     """Credits carried from the previous return applied here."""
     credits_carried_forward: Required[str]
     """Credits left over for the next return."""
+    tax_rate: Required[str | None]
+    """Levy extension (issue 34), returns outside the US only (null on US
+    returns): the row's rate, a decimal fraction (`0.2` for 20 %).
+    """
+    tax_type: Required[str | None]
+    """Levy extension (issue 34), returns outside the US only: `vat`, `gst`,
+    `hst`, `pst` or `qst`; `reverse_charge` for the sales the customer
+    accounts for (listed apart: rate 0, tax 0, outside the totals).
+    """
 
 
-LiabilityReport = TypedDict("LiabilityReport", {"from": Required[str], "to": Required[str], "jurisdictions": Required["list[JurisdictionTotals]"], "held_transactions": Required["list[HeldTransaction]"], "state_totals": Required["list[JurisdictionTotals]"], "tax_only_allocations": Required["list[ReturnTaxOnlyAllocation]"], "currency": Required[str], "marketplace_transactions": Required["list[MarketplaceTransaction]"], "converted_transactions": Required["list[ConvertedTransaction]"]}, total=False)
+LiabilityReport = TypedDict("LiabilityReport", {"from": Required[str], "to": Required[str], "jurisdictions": Required["list[JurisdictionTotals]"], "held_transactions": Required["list[HeldTransaction]"], "state_totals": Required["list[JurisdictionTotals]"], "tax_only_allocations": Required["list[ReturnTaxOnlyAllocation]"], "currency": Required[str], "marketplace_transactions": Required["list[MarketplaceTransaction]"], "converted_transactions": Required["list[ConvertedTransaction]"], "international": Required["list[InternationalLiability]"]}, total=False)
 # Liability totals over a range.
 
 
@@ -952,6 +1037,10 @@ class NexusReport(TypedDict, total=False):
     """Evaluation date."""
     states: Required["list[NexusState]"]
     """States; crossed and unregistered first."""
+    international: Required["list[InternationalNexus]"]
+    """Levy extension (issue 34): the registration thresholds outside the US
+    (EU, Canada, Australia, UK), each measured in its own currency.
+    """
 
 
 class NexusState(TypedDict, total=False):

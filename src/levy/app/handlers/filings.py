@@ -19,9 +19,11 @@ from levy.domain.filing import (
     JurisdictionTotals,
     LiabilityReport,
     MarketplaceEntry,
+    Return,
     TaxOnlyEntry,
 )
 from levy.domain.filing_transactions import ReturnEntry
+from levy.domain.nexus_international import InternationalNexus
 from levy.domain.nexus_report import NexusStateReport
 from levy.store.filings import FilingRecord
 from levy.v1 import filings_pb2 as pb
@@ -45,6 +47,10 @@ def totals_message(t: JurisdictionTotals, out: pb.JurisdictionTotals | None = No
         ("carried_credits_applied", t.carried_credits_applied), ("credits_carried_forward", t.credits_carried_forward),
     ):
         setattr(msg, name, str(value))
+    if t.tax_rate is not None:  # returns outside the US (issue 34)
+        msg.tax_rate = t.tax_rate
+    if t.tax_type is not None:
+        msg.tax_type = t.tax_type
     return msg
 
 
@@ -104,7 +110,7 @@ async def create_filing(req: pb.CreateFilingRequest, ctx: CallContext) -> pb.Fil
             conn, ctx.organization_id, optional(f, "jurisdiction"), optional(f, "period_start"), optional(f, "period_end"),
             optional(f, "status"),
         )
-        currency = await service.returns_currency(conn, ctx.organization_id)
+        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction)
     return filing_message(rec, currency)
 
 
@@ -115,7 +121,7 @@ async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Fil
     others = [n for n in present if n != "status"]
     async with ctx.uow(write=True) as conn:
         rec = await service.update_filing(conn, ctx.organization_id, req.filing_id, optional(f, "status"), others)
-        currency = await service.returns_currency(conn, ctx.organization_id)
+        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction)
     return filing_message(rec, currency)
 
 
@@ -123,7 +129,7 @@ async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Fil
 async def get_filing(req: pb.GetFilingRequest, ctx: CallContext) -> pb.Filing:
     async with ctx.uow() as conn:
         rec = await service.get_filing(conn, ctx.organization_id, req.filing_id)
-        return filing_message(rec, await service.returns_currency(conn, ctx.organization_id))
+        return filing_message(rec, await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction))
 
 
 @handles("levy.v1.FilingService.ListFilings")
@@ -131,8 +137,10 @@ async def list_filings(req: pb.ListFilingsRequest, ctx: CallContext) -> pb.ListF
     page = page_of(req)
     async with ctx.uow() as conn:
         records, has_more = await service.store.list_filings(conn, ctx.organization_id, page.limit, page.starting_after)
-        currency = await service.returns_currency(conn, ctx.organization_id)
-    return pb.ListFilingsResponse(data=[filing_message(r, currency) for r in records], has_more=has_more)
+        currencies = {j: await service.filing_currency(conn, ctx.organization_id, j)
+                      for j in {r.jurisdiction for r in records}}
+    return pb.ListFilingsResponse(data=[filing_message(r, currencies[r.jurisdiction]) for r in records],
+                                  has_more=has_more)
 
 
 def entry_message(e: ReturnEntry, out: pb.ReturnTransaction) -> pb.ReturnTransaction:
@@ -169,10 +177,12 @@ async def get_liability_report(req: pb.GetLiabilityReportRequest, ctx: CallConte
     start, end = service.parse_range(optional(req, "from"), optional(req, "to"))
     async with ctx.uow() as conn:
         report = await service.liability(conn, ctx.organization_id, start, end)
-    return liability_message(report)
+        international = await service.liability_international(conn, ctx.organization_id, start, end)
+    return liability_message(report, international)
 
 
-def liability_message(report: LiabilityReport) -> pb.LiabilityReport:
+def liability_message(report: LiabilityReport, international: Iterable[tuple[str, Return]] = ()) -> pb.LiabilityReport:
+    """The report; ``international``: (currency, figures) of the returns outside the US (issue 34)."""
     msg = pb.LiabilityReport(to=report.date_to.isoformat())
     setattr(msg, "from", report.date_from.isoformat())
     held: list[HeldOff] = []
@@ -187,6 +197,13 @@ def liability_message(report: LiabilityReport) -> pb.LiabilityReport:
         _converted(s.converted, msg.converted_transactions)
     _held(held, msg.held_transactions)
     msg.currency = report.currency
+    for currency, ret in international:
+        out = msg.international.add(jurisdiction=ret.state_code, currency=currency)
+        for t in ret.jurisdictions:
+            totals_message(t, out.jurisdictions.add())
+        totals_message(ret.totals, out.totals)
+        _held(ret.held_off, out.held_transactions)
+        _converted(ret.converted, out.converted_transactions)
     return msg
 
 
@@ -195,11 +212,35 @@ async def get_nexus_report(req: pb.GetNexusReportRequest, ctx: CallContext) -> p
     as_of: date = service.parse_date(optional(req, "as_of"), "as_of", default=service.today())
     async with ctx.uow() as conn:
         rows = await service.nexus(conn, ctx.organization_id, as_of)
-    return nexus_message(as_of, rows)
+        international = await service.nexus_international(conn, ctx.organization_id, as_of)
+    return nexus_message(as_of, rows, international)
 
 
-def nexus_message(as_of: date, rows: Iterable[NexusStateReport]) -> pb.NexusReport:
+def _international_nexus(found: tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]],
+                         msg: pb.NexusReport) -> None:
+    """The thresholds outside the US (issue 34) into ``msg.international``."""
+    international, held = found
+    for n in international:
+        t = n.threshold
+        out = msg.international.add(
+            jurisdiction=t.jurisdiction, name=t.name, currency=t.currency, sales_amount=str(n.sales),
+            transaction_count=n.transactions, measurement_period=t.measurement_period, crossed_when=t.crossed_when,
+            period_start=n.period_start.isoformat(), period_end=n.period_end.isoformat(), exceeded=n.exceeded,
+            is_registered=n.registered, needs_registration=n.needs_registration, threshold_source=t.source,
+        )
+        if t.sales_threshold is not None:
+            out.sales_threshold = str(t.sales_threshold)
+        if n.share is not None:
+            out.threshold_share = str(n.share)
+        _held(held.get(t.currency, ()), out.held_transactions)
+
+
+def nexus_message(as_of: date, rows: Iterable[NexusStateReport],
+                  international: tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]] | None = None,
+                  ) -> pb.NexusReport:
     msg = pb.NexusReport(as_of=as_of.isoformat())
+    if international is not None:
+        _international_nexus(international, msg)
     for r in rows:
         s = msg.states.add(
             state=r.state, sales_amount=str(r.sales), transaction_count=r.transactions, rule=str(r.rule),

@@ -46,7 +46,8 @@ filing_transactions = Table(
     metadata,
     Column("filing_id", id_column_type(), ForeignKey("filings.id"), nullable=False),
     Column("transaction_id", id_column_type(), ForeignKey("transactions.id"), nullable=False),
-    Column("state", String(2), nullable=False),
+    # A US state's two letters, or the key of a return outside the US (issue 34: ``INTL-EU-OSS``).
+    Column("state", String(16), nullable=False),
     Column("organization_id", id_column_type(), nullable=False),
     PrimaryKeyConstraint("filing_id", "transaction_id"),
     UniqueConstraint("transaction_id", "state"),
