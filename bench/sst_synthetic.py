@@ -9,7 +9,10 @@ two counties: 053 at 0.15% and 025 at 0.5%. The boundary file has 89 columns
   ``(i % 50) * 200`` to ``+ 199``; county 053 when ``i`` is even, else 025;
 * ``na`` address records in pairs on street ``OAK<k>`` (``k = i // 2``), ZIP
   ``55001 + k // 25``, ``N OAK<k> ST``: the odd side 1..999 in county 053,
-  the even side 2..998 in county 025.
+  the even side 2..998 in county 025;
+* ``units`` secondary-range records (after the others): on street pair ``k < units``,
+  suites ``STE 200``..``299`` of the odd side 1..999 in county 025 (the rest of
+  the odd side is in 053).
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ STATES = {"MN": ("27", 55001, "0.06875"), "WI": ("55", 53001, "0.05")}  # FIPS, 
 
 def _row(kind: str, county: str, *, low: str = "", high: str = "", parity: str = "", street: str = "",
          zip5: str = "", zl: str = "", pl: str = "", zh: str = "", ph: str = "", window: tuple[str, str] = (BEGIN, END),
-         fips: str = "27") -> str:
+         fips: str = "27", unit: tuple[str, str, str, str] = ("", "", "", "")) -> str:
     cols = [kind, *window, low, high, parity, "N" if street else "", street, "ST" if street else "", "",
-            "", "", "", "", "", zip5, "", zl, pl, zh, ph, "", fips, fips, county, "", "", "", ""]
+            *unit, "", zip5, "", zl, pl, zh, ph, "", fips, fips, county, "", "", "", ""]
     cols += [""] * 60
     assert len(cols) == 89
     return ",".join(cols)
@@ -44,7 +47,7 @@ def street_of(k: int, first_zip: int = 55001) -> tuple[str, str]:
     return f"{first_zip + k // 25:05d}", f"OAK{k}"
 
 
-def boundary_lines(n4: int, na: int, quarter: str = "2026Q2", state: str = "MN") -> list[str]:
+def boundary_lines(n4: int, na: int, quarter: str = "2026Q2", state: str = "MN", units: int = 0) -> list[str]:
     fips, first, _ = STATES[state]
     window = QUARTERS[quarter]
     out = []
@@ -56,6 +59,10 @@ def boundary_lines(n4: int, na: int, quarter: str = "2026Q2", state: str = "MN")
         odd = i % 2 == 0
         out.append(_row("a", "053" if odd else "025", low="1" if odd else "2", high="999" if odd else "998",
                         parity="O" if odd else "E", street=street, zip5=z, window=window, fips=fips))
+    for k in range(units):
+        z, street = street_of(k, first)
+        out.append(_row("a", "025", low="1", high="999", parity="O", street=street, zip5=z, window=window, fips=fips,
+                        unit=("STE", "200", "299", "B")))
     return out
 
 
@@ -67,13 +74,13 @@ def rate_lines(state: str = "MN", rates: dict[str, str] | None = None) -> list[s
 
 
 def write(folder: Path, n4: int, na: int, *, quarter: str = "2026Q2", state: str = "MN",
-          rates: dict[str, str] | None = None) -> tuple[Path, Path]:
+          rates: dict[str, str] | None = None, units: int = 0) -> tuple[Path, Path]:
     """Write ``MNR2026Q2SYN.csv`` and ``MNB2026Q2SYN.csv`` (of ``state`` and ``quarter``) into
     ``folder``, county rates ``rates`` (default RATES); their paths."""
     folder.mkdir(parents=True, exist_ok=True)
     rate_file, bounds = folder / f"{state}R{quarter}SYN.csv", folder / f"{state}B{quarter}SYN.csv"
     rate_file.write_text("\n".join(rate_lines(state, rates)) + "\n")
-    bounds.write_text("\n".join(boundary_lines(n4, na, quarter, state)) + "\n")
+    bounds.write_text("\n".join(boundary_lines(n4, na, quarter, state, units)) + "\n")
     return rate_file, bounds
 
 

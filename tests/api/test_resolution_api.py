@@ -72,10 +72,10 @@ def res_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
             done = _levy(url, "rates", "import", str(SST_DIR / "MNR2026Q2FEB18.csv"), "--boundaries",
                          str(SST_DIR / "MNB2026Q2FEB18-sample.csv"), "--no-progress")
             assert done.returncode == 0, done.stderr
-            rates, bounds = sst_synthetic.write(tmp_path_factory.mktemp("syn"), 100, 100)
+            rates, bounds = sst_synthetic.write(tmp_path_factory.mktemp("syn"), 100, 100, units=2)
             done = _levy(url, "rates", "import", str(rates), "--boundaries", str(bounds), "--no-progress")
-            # 200 records, and a ZIP candidate per county (053, 025) of 55001 and 55002: 204.
-            assert done.returncode == 0 and "imported 204 rows" in done.stdout, done.stdout + done.stderr
+            # 202 records (2 of suites), and a ZIP candidate per county (053, 025) of 55001 and 55002: 206.
+            assert done.returncode == 0 and "imported 206 rows" in done.stdout, done.stdout + done.stderr
             done = _levy(url, "rates", "import", *(str(ZIP5_DIR / f"TAXRATES_ZIP5_{s}202603.csv")
                                                    for s in ("MN", "CA", "PR")), "--no-progress")
             assert done.returncode == 0, done.stderr
@@ -136,6 +136,25 @@ def test_address_level_street_sides(calc: Caller, seller: Tenant) -> None:
     assert (total, level) == ("738", "address")
     assert how == (f"resolved by street range 2-998 (even) N OAK7 ST in ZIP {zip5} "
                    "(official_address: MNR2026Q2SYN.csv+MNB2026Q2SYN.csv line 116)")  # a record i = 2 * 7 + 1 after 100 ZIP+4 lines
+
+
+@pytest.mark.parametrize(("line1", "total", "range_text", "line_no"), [
+    # Suites 200-299 of the odd side of N OAK0 ST are in county 025 (0.5% of 100.00 = 50): lines 201
+    # of the synthetic file (after 100 ZIP+4 and 100 address lines); the rest of the side in 053 (0.15% = 15).
+    ("101 N Oak0 St Ste 250", "738", "1-999 (odd) N OAK0 ST STE 200-299", 101 + 100),
+    ("101 N Oak0 St Suite 299", "738", "1-999 (odd) N OAK0 ST STE 200-299", 201),
+    ("101 N Oak0 St # 250", "738", "1-999 (odd) N OAK0 ST STE 200-299", 201),  # no designator: any
+    ("101 N Oak0 St Ste 300", "703", "1-999 (odd) N OAK0 ST", 101),  # another suite: the building's range
+    ("101 N Oak0 St Apt 250", "703", "1-999 (odd) N OAK0 ST", 101),  # another designator
+    ("101 N Oak0 St", "703", "1-999 (odd) N OAK0 ST", 101),  # no unit
+])
+def test_secondary_ranges(calc: Caller, seller: Tenant, line1: str, total: str, range_text: str,
+                          line_no: int) -> None:
+    zip5, _ = sst_synthetic.street_of(0)
+    got_total, level, rows, how = one(calc, seller, addr("MN", zip5, line1=line1), MAY)
+    assert (got_total, level) == (total, "address"), rows
+    assert how == (f"resolved by street range {range_text} in ZIP {zip5} "
+                   f"(official_address: MNR2026Q2SYN.csv+MNB2026Q2SYN.csv line {line_no})")
 
 
 def test_zip4_level_on_the_mn_sample(calc: Caller, seller: Tenant) -> None:

@@ -19,7 +19,8 @@ from decimal import Decimal
 from levy.domain.periods import within
 from levy.domain.tax.local_rates import Component, LocalRecord
 
-# (ZIP, plus-4 low, plus-4 high, street low, street high, parity, pre-directional, street, suffix, post-directional)
+# (ZIP, plus-4 low, plus-4 high, street low, street high, parity, pre-directional, street, suffix, post-directional,
+#  secondary range)
 Key = tuple[object, ...]
 # One jurisdiction of a record: (authority or code, name, rate)
 Juris = tuple[str, str, Decimal]
@@ -64,8 +65,9 @@ def _pct(rate: Decimal) -> str:
 def record_key(r: LocalRecord) -> Key:
     s = r.street
     if s is None:
-        return (r.zip5, r.plus4_low, r.plus4_high, None, None, None, None, None, None, None)
-    return (r.zip5, r.plus4_low, r.plus4_high, s.low, s.high, s.parity, s.predir, s.street, s.suffix, s.postdir)
+        return (r.zip5, r.plus4_low, r.plus4_high, None, None, None, None, None, None, None, None)
+    return (r.zip5, r.plus4_low, r.plus4_high, s.low, s.high, s.parity, s.predir, s.street, s.suffix, s.postdir,
+            s.unit.text() if s.unit else None)
 
 
 def jurisdictions(components: Iterable[Component]) -> frozenset[Juris]:

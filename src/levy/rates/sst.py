@@ -9,7 +9,8 @@ Boundary file (no header, 89 columns; SST "Boundary Database" layout): 0 record
 type (``z`` 5-digit ZIP range, ``4`` ZIP+4 range, ``a`` address range), 1 begin,
 2 end, 3 low address, 4 high address, 5 odd/even indicator (O, E, B), 6 street
 pre-directional, 7 street name, 8 street suffix, 9 post-directional, 10-13
-secondary address (not used), 14 city name, 15 ZIP code and 16 plus-4 (address
+secondary address abbreviation, low, high and odd/even (suites or units of the
+range placed apart), 14 city name, 15 ZIP code and 16 plus-4 (address
 records), 17 ZIP low, 18 plus-4 low, 19 ZIP high, 20 plus-4 high, 21 composite
 SER code, 22 state FIPS, 23 FIPS state indicator, 24 county FIPS, 25 place
 FIPS, 26 place class, 27 longitude, 28 latitude, then 20 special-district
@@ -33,7 +34,8 @@ from functools import lru_cache
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.periods import within
-from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange
+from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange, UnitRange
+from levy.domain.tax.place_names import normalise_unit_abbr
 from levy.domain.tax.rates import StateInfo, ZipPlace, slug, without_statewide_local
 
 JURISDICTION_TYPES = {"45": "state", "00": "county", "01": "city", "63": "special"}
@@ -166,7 +168,23 @@ def _street(rec: list[str]) -> StreetRange:
     if not name:
         raise ValueError("address record without a street name")
     return StreetRange(int(low), int(high), _PARITY[parity], intern(name), intern(rec[6].strip()),  # type: ignore[arg-type]
-                       intern(rec[8].strip()), intern(rec[9].strip()))
+                       intern(rec[8].strip()), intern(rec[9].strip()), _unit(rec))
+
+
+def _unit(rec: list[str]) -> UnitRange | None:
+    """The secondary range of an address record (columns 10-13), None when it has none."""
+    abbr, low, high, parity = (rec[i].strip().upper() for i in (10, 11, 12, 13))
+    if not (low or high):
+        if abbr or parity:
+            raise ValueError(f"secondary address {abbr!r} without its low and high")
+        return None
+    low, high = low or high, high or low
+    if parity not in _PARITY:
+        raise ValueError(f"bad secondary odd/even indicator {rec[13]!r}")
+    if low.isdigit() != high.isdigit() or (low.isdigit() and int(low) > int(high)) or (
+            not low.isdigit() and (len(low) != len(high) or low > high)):
+        raise ValueError(f"bad secondary address range {low!r}-{high!r}")
+    return UnitRange(intern(normalise_unit_abbr(abbr)), intern(low), intern(high), _PARITY[parity])  # type: ignore[arg-type]
 
 
 def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]:

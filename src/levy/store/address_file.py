@@ -52,13 +52,14 @@ from levy.domain.tax.local_rates import (
     Component,
     LocalRecord,
     StreetRange,
+    UnitRange,
 )
 from levy.domain.tax.rates import normal_range
 from levy.store.tables.areas import local_rates, rate_imports
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # bumped when the layout changes: an older file is rebuilt
+FORMAT = 3  # bumped when the layout changes: an older file is rebuilt
 _OPEN_END = date.max.toordinal()
 _CHUNK = 20_000
 _KINDS = tuple(SOURCE_PRECEDENCE)
@@ -74,7 +75,7 @@ CREATE TABLE streets (zip INTEGER NOT NULL, name TEXT NOT NULL, lo INTEGER NOT N
   parity TEXT NOT NULL, predir TEXT NOT NULL, suffix TEXT NOT NULL, postdir TEXT NOT NULL, ef INTEGER NOT NULL,
   et INTEGER NOT NULL, rank INTEGER NOT NULL, comp INTEGER NOT NULL, src INTEGER NOT NULL, line INTEGER NOT NULL,
   kind INTEGER NOT NULL, prim INTEGER NOT NULL, rname TEXT NOT NULL, rpredir TEXT NOT NULL,
-  rsuffix TEXT NOT NULL, rpostdir TEXT NOT NULL);
+  rsuffix TEXT NOT NULL, rpostdir TEXT NOT NULL, uabbr TEXT, ulow TEXT, uhigh TEXT, uparity TEXT);
 """
 # Indexes after the rows are in (one sorted build, not one insert at a time).
 _INDEXES = """
@@ -156,17 +157,18 @@ class _Writer:
             if r.street_name is not None:
                 raw = (r.street_low, r.street_high, r.street_parity, r.street_name, r.street_predir or "",
                        r.street_suffix or "", r.street_postdir or "")
+                unit = (r.unit_abbr, r.unit_low, r.unit_high, r.unit_parity)
                 rng = self.ranges.get(raw)
                 if rng is None:
                     if len(self.ranges) > 200_000:
                         self.ranges.clear()
                     rng = self.ranges[raw] = normal_range(StreetRange(*raw))
                 st.append((key, rng.street, rng.low, rng.high, rng.parity, rng.predir, rng.suffix, rng.postdir,
-                           *common, *raw[3:]))
+                           *common, *raw[3:], *unit))
             else:
                 p4.append((key, int(r.plus4_low), int(r.plus4_high), *common))
         self.db.executemany("INSERT INTO plus4 VALUES (?,?,?,?,?,?,?,?,?,?,?)", p4)
-        self.db.executemany("INSERT INTO streets VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", st)
+        self.db.executemany("INSERT INTO streets VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", st)
         self.count += len(rows)
 
     def finish(self, digest: str) -> None:
@@ -296,14 +298,17 @@ class AddressFile:
         with self._lock:
             rows = self._db.execute(
                 "SELECT lo, hi, parity, predir, suffix, postdir, ef, et, comp, src, line, kind, prim, rname, rpredir, "
-                "rsuffix, rpostdir FROM streets WHERE zip = ? AND name = ? ORDER BY rank DESC",
+                "rsuffix, rpostdir, uabbr, ulow, uhigh, uparity FROM streets WHERE zip = ? AND name = ? "
+                "ORDER BY rank DESC",
                 (_zip_key(state, zip5), street),
             ).fetchall()
         out = []
         for lo, hi, parity, predir, suffix, postdir, ef, et, comp, src, line, kind, prim, *raw in rows:
-            written = StreetRange(lo, hi, parity, raw[0], raw[1], raw[2], raw[3])
+            abbr, ulow, uhigh, uparity = raw[4:]
+            unit = None if ulow is None else UnitRange(abbr or "", ulow, uhigh, uparity)
+            written = StreetRange(lo, hi, parity, raw[0], raw[1], raw[2], raw[3], unit)
             rec = self._record(state, zip5, ef, et, comp, src, line, kind, prim, street=written)
-            out.append((rec, StreetRange(lo, hi, parity, street, predir, suffix, postdir)))
+            out.append((rec, StreetRange(lo, hi, parity, street, predir, suffix, postdir, unit)))
         return tuple(out)
 
 

@@ -18,7 +18,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.ids import new_id
-from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange
+from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange, UnitRange
 from levy.domain.tax.rates import ZipRateRow
 from levy.store.tables.areas import local_rates, rate_imports, zip_rates
 
@@ -106,6 +106,10 @@ def _record_row(import_id: str, r: LocalRecord, encoded: dict[tuple[Component, .
         "street_name": s.street[:200] if s else None,
         "street_suffix": s.suffix if s else None,
         "street_postdir": s.postdir if s else None,
+        "unit_abbr": s.unit.abbr if s and s.unit else None,
+        "unit_low": s.unit.low if s and s.unit else None,
+        "unit_high": s.unit.high if s and s.unit else None,
+        "unit_parity": s.unit.parity if s and s.unit else None,
         "city": r.city[:200] if r.city else None,
         "county": r.county[:200] if r.county else None,
         "is_primary": r.primary,
@@ -214,6 +218,7 @@ def _decoder() -> Callable[[Any], LocalRecord]:
                 r.street_low, r.street_high, one(r.street_parity), one(r.street_name),
                 one(r.street_predir or ""), one(r.street_suffix or ""),
                 one(r.street_postdir or ""),
+                None if r.unit_low is None else one(UnitRange(r.unit_abbr or "", r.unit_low, r.unit_high, r.unit_parity)),
             )
         return LocalRecord(
             state=one(r.state),

@@ -16,6 +16,7 @@ from levy.domain.tax.model import CalculationInput
 from levy.domain.tax.rates import RateTable
 from levy.rates.builtin import load_states, zip_directory
 from levy.rates.sst import parse_sst_boundaries, parse_sst_rates
+from levy.domain.tax.local_rates import UnitRange
 from levy.rates.zip5 import effective_from_name, parse_zip5
 
 from shared_data import SST_DIR as _SST, ZIP5_DIR as _ZIP  # noqa: E402
@@ -159,6 +160,23 @@ def test_sst_bad_rows():
     with pytest.raises(ValidationFailed) as e:
         parse_sst_rates(["27,99,1,0.01,0.01,0,0,20200101,29991231\n", "27,01,1,0.01,0.01,0,0,2020,29991231\n"], "X.csv")
     assert [i.detail.split(":")[1] for i in e.value.items] == ["1", "2"]
+
+
+def test_sst_secondary_ranges():
+    from bench.sst_synthetic import _row
+
+    def line(unit):  # an address record of N OAK1 ST with the secondary columns 10-13 given
+        return _row("a", "053", low="1", high="99", parity="O", street="OAK1", zip5="55001", unit=unit)
+
+    rows = parse_sst_boundaries([line(("Suite", "200", "298", "E")), line(("", "A", "F", ""))], "B.csv")
+    assert [r.street.unit for r in rows] == [UnitRange("STE", "200", "298", "even"), UnitRange("", "A", "F", "both")]
+    with pytest.raises(ValidationFailed) as e:
+        parse_sst_boundaries([line(("STE", "", "", "")), line(("STE", "300", "200", "")), line(("STE", "1", "A", "")),
+                              line(("STE", "1", "9", "X")), line(("", "", "", ""))], "B.csv")
+    assert [i.detail for i in e.value.items] == [
+        "B.csv:1: secondary address 'STE' without its low and high", "B.csv:2: bad secondary address range '300'-'200'",
+        "B.csv:3: bad secondary address range '1'-'A'", "B.csv:4: bad secondary odd/even indicator 'X'",
+    ]
 
 
 @needs_sst

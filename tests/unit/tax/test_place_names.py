@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from levy.domain.tax.place_names import StreetAddress, normalise_county, normalise_place, parse_line1
+from levy.domain.tax.local_rates import UnitRange
 
 # A place name: one to four words of letters (no abbreviations that expand, no
 # trailing word that is dropped, so that the name itself stays as it is).
@@ -62,10 +63,13 @@ def test_examples() -> None:
     ("123 Main St", StreetAddress(123, "MAIN", "", "ST", "")),
     ("123 North Main Street", StreetAddress(123, "MAIN", "N", "ST", "")),
     ("4500 Martin Luther King Jr Blvd SW", StreetAddress(4500, "MARTIN LUTHER KING JR", "", "BLVD", "SW")),
-    ("12B Oak Avenue Apt 7", StreetAddress(12, "OAK", "", "AVE", "")),
+    ("12B Oak Avenue Apt 7", StreetAddress(12, "OAK", "", "AVE", "", "APT", "7")),
+    ("100 Oak St Suite 250", StreetAddress(100, "OAK", "", "ST", "", "STE", "250")),
+    ("100 Oak St Apt # 5", StreetAddress(100, "OAK", "", "ST", "", "APT", "5")),
+    ("100 Oak St Apt", StreetAddress(100, "OAK", "", "ST", "")),  # a designator alone gives no unit
     ("7 West St", StreetAddress(7, "WEST", "", "ST", "")),  # a one-word name is never taken for a directional
     ("9 North", StreetAddress(9, "NORTH", "", "", "")),
-    ("55 E 10th St #4", StreetAddress(55, "10TH", "E", "ST", "")),
+    ("55 E 10th St #4", StreetAddress(55, "10TH", "E", "ST", "", "", "4")),
 ])
 def test_parse_line1(line1: str, expected: StreetAddress) -> None:
     assert parse_line1(line1) == expected
@@ -74,3 +78,19 @@ def test_parse_line1(line1: str, expected: StreetAddress) -> None:
 @pytest.mark.parametrize("line1", ["", "Main St", "PO Box", "#12"])
 def test_parse_line1_without_house_number(line1: str) -> None:
     assert parse_line1(line1) is None
+
+
+@pytest.mark.parametrize(("unit", "abbr", "number", "covered"), [
+    (UnitRange("STE", "200", "299"), "STE", "250", True),
+    (UnitRange("STE", "200", "299"), "", "250", True),  # "# 250": no designator, any matches
+    (UnitRange("STE", "200", "299"), "APT", "250", False),  # another designator
+    (UnitRange("STE", "200", "299"), "STE", "300", False),
+    (UnitRange("STE", "200", "299"), "STE", "2A", False),
+    (UnitRange("", "200", "298", "even"), "APT", "251", False),  # the other side
+    (UnitRange("", "200", "298", "even"), "APT", "252", True),
+    (UnitRange("BLDG", "A", "F"), "BLDG", "C", True),  # letters compare as text of the same length
+    (UnitRange("BLDG", "A", "F"), "BLDG", "G", False),
+    (UnitRange("BLDG", "A", "F"), "BLDG", "AA", False),
+])
+def test_unit_range_covers(unit: UnitRange, abbr: str, number: str, covered: bool) -> None:
+    assert unit.covers(abbr, number) is covered

@@ -72,10 +72,43 @@ class Component:
     note: str = ""
 
 
+def _on_side(number: int, parity: str) -> bool:
+    return parity == "both" or (number % 2 == 1) == (parity == "odd")
+
+
+@dataclass(frozen=True, slots=True)
+class UnitRange:
+    """The secondary addresses (suites, apartments, units) of an address range that a
+    boundary record places apart from the rest of the building (SST boundary file,
+    columns 10-13: abbreviation, low, high, odd/even): ``"STE"``, ``"200"``, ``"299"``.
+
+    Numbers compare as numbers (on the ``parity`` side); other designations
+    (``"A"``..``"F"``) compare as text of the same length. ``abbr`` "" matches any
+    designator, as does an address that gives none (``"# 250"``)."""
+
+    abbr: str
+    low: str
+    high: str
+    parity: Literal["odd", "even", "both"] = "both"
+
+    def covers(self, abbr: str, unit: str) -> bool:
+        if self.abbr and abbr and self.abbr != abbr:
+            return False
+        if self.low.isdigit() and self.high.isdigit():
+            return unit.isdigit() and int(self.low) <= int(unit) <= int(self.high) and _on_side(int(unit), self.parity)
+        return len(unit) == len(self.low) == len(self.high) and self.low <= unit <= self.high
+
+    def text(self) -> str:
+        side = "" if self.parity == "both" else f" ({self.parity})"
+        span = self.low if self.low == self.high else f"{self.low}-{self.high}"
+        return f"{self.abbr} {span}{side}".strip()
+
+
 @dataclass(frozen=True, slots=True)
 class StreetRange:
     """An address range (SST ``a`` record); text fields normalised to upper
-    case without punctuation (``"N"``, ``"MAIN"``, ``"ST"``)."""
+    case without punctuation (``"N"``, ``"MAIN"``, ``"ST"``). ``unit``: the
+    secondary addresses of the range the record is about, when it is about some only."""
 
     low: int
     high: int
@@ -84,13 +117,10 @@ class StreetRange:
     predir: str = ""
     suffix: str = ""
     postdir: str = ""
+    unit: UnitRange | None = None
 
     def covers(self, number: int) -> bool:
-        if not self.low <= number <= self.high:
-            return False
-        if self.parity == "both":
-            return True
-        return (number % 2 == 1) == (self.parity == "odd")
+        return self.low <= number <= self.high and _on_side(number, self.parity)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@
 * :func:`normalise_county`: the same, without a trailing ``County``/``Parish``/``Borough``.
 * :func:`parse_line1`: an address line's house number, pre-directional,
   street name, suffix and post-directional, abbreviated the USPS way
-  (``NORTH`` -> ``N``, ``STREET`` -> ``ST``, ``AVENUE`` -> ``AVE``), the unit
-  (``Apt 4``, ``# 12``) left out.
+  (``NORTH`` -> ``N``, ``STREET`` -> ``ST``, ``AVENUE`` -> ``AVE``), and the unit
+  (``Apt 4``, ``Suite 250``, ``# 12``) apart, for the secondary ranges of boundary records.
 """
 
 from __future__ import annotations
@@ -52,7 +52,12 @@ SUFFIXES = {
     **dict.fromkeys(("EXPY", "EXPRESSWAY"), "EXPY"),
     **dict.fromkeys(("FWY", "FREEWAY"), "FWY"),
 }
-_UNIT_WORDS = frozenset(("APT", "APARTMENT", "UNIT", "STE", "SUITE", "FL", "FLOOR", "RM", "ROOM", "BLDG", "LOT", "SPC"))
+# USPS secondary unit designators (Publication 28, appendix C2): every spelling -> the standard abbreviation.
+_UNIT_WORDS = {
+    **dict.fromkeys(("APT", "APARTMENT"), "APT"), **dict.fromkeys(("STE", "SUITE"), "STE"),
+    **dict.fromkeys(("FL", "FLOOR"), "FL"), **dict.fromkeys(("RM", "ROOM"), "RM"),
+    "BLDG": "BLDG", "SPC": "SPC", "UNIT": "UNIT", "LOT": "LOT",
+}
 _HOUSE = re.compile(r"([0-9]+)[A-Z]?\Z")
 
 
@@ -85,6 +90,14 @@ class StreetAddress:
     predir: str = ""
     suffix: str = ""
     postdir: str = ""
+    unit_abbr: str = ""  # "STE", "APT", ... ("" for "# 12" or none)
+    unit: str = ""  # "250", "B", ... ("" when the line gives no unit)
+
+
+def normalise_unit_abbr(text: str) -> str:
+    """A secondary unit designator as :func:`parse_line1` gives it (``"Suite"`` -> ``"STE"``; others as written)."""
+    word = " ".join(_words(text))
+    return _UNIT_WORDS.get(word, word)
 
 
 def normalise_street_part(text: str, table: dict[str, str] | None = None) -> str:
@@ -96,8 +109,11 @@ def normalise_street_part(text: str, table: dict[str, str] | None = None) -> str
 
 
 def parse_line1(line1: str) -> StreetAddress | None:
-    """``"123 N Main Street Apt 4"`` -> (123, "MAIN", "N", "ST", ""); None without a house number."""
-    text = line1.upper().replace("'", "").split("#", 1)[0]  # "# 12": the unit, left out
+    """``"123 N Main Street Apt 4"`` -> (123, "MAIN", "N", "ST", "", "APT", "4"); None without a house number.
+
+    The unit is the word after a designator (``Apt``, ``Suite``, ...: abbreviated the USPS way)
+    or after ``#`` (no designator); a designator without a word after it gives none."""
+    text, _, hashed = line1.upper().replace("'", "").partition("#")
     words = [w for w in _SPLIT.split(text) if w]
     if not words:
         return None
@@ -106,8 +122,16 @@ def parse_line1(line1: str) -> StreetAddress | None:
         return None
     number = int(m.group(1))
     rest = words[1:]
+    unit_abbr = unit = ""
+    after_hash = [w for w in _SPLIT.split(hashed) if w]
+    if after_hash:
+        unit = after_hash[0]
     for i, w in enumerate(rest):
         if i > 0 and w in _UNIT_WORDS:
+            if not unit and i + 1 < len(rest):
+                unit_abbr, unit = _UNIT_WORDS[w], rest[i + 1]
+            elif unit and i + 1 == len(rest):  # "Apt # 5"
+                unit_abbr = _UNIT_WORDS[w]
             rest = rest[:i]
             break
     predir = postdir = suffix = ""
@@ -121,4 +145,4 @@ def parse_line1(line1: str) -> StreetAddress | None:
         predir, rest = DIRECTIONALS[rest[0]], rest[1:]
     if not rest:
         return None
-    return StreetAddress(number, " ".join(rest), predir, suffix, postdir)
+    return StreetAddress(number, " ".join(rest), predir, suffix, postdir, unit_abbr, unit)

@@ -648,13 +648,13 @@ def normal_range(r: StreetRange) -> StreetRange:
     normal = StreetRange(
         r.low, r.high, r.parity, normalise_street_part(r.street),
         normalise_street_part(r.predir, DIRECTIONALS), normalise_street_part(r.suffix, SUFFIXES),
-        normalise_street_part(r.postdir, DIRECTIONALS),
+        normalise_street_part(r.postdir, DIRECTIONALS), r.unit,
     )
     return r if normal == r else normal
 
 
 def _range_text(r: StreetRange) -> str:
-    words = [f"{r.low}-{r.high} ({r.parity})", r.predir, r.street, r.suffix, r.postdir]
+    words = [f"{r.low}-{r.high} ({r.parity})", r.predir, r.street, r.suffix, r.postdir, r.unit.text() if r.unit else ""]
     return " ".join(w for w in words if w)
 
 
@@ -663,12 +663,16 @@ def _street_match(
 ) -> tuple[_Candidate, StreetRange] | None:
     """The range for ``street`` among its street's ranges: the house number on a
     covered side; a directional or suffix given on both sides must agree (one
-    left out matches any); the range agreeing on more of them wins, then rank."""
+    left out matches any); a range of some units only (a secondary range) applies
+    to an address whose unit it covers, and then wins over the building's range;
+    otherwise the range agreeing on more of them wins, then rank."""
     best: tuple[int, tuple[_Candidate, StreetRange]] | None = None
     for cand, rng in ranges:
         if not rng.covers(street.number) or not cand.record.covers(on):
             continue
-        score = 0
+        if rng.unit is not None and not (street.unit and rng.unit.covers(street.unit_abbr, street.unit)):
+            continue
+        score = 0 if rng.unit is None else 10  # more specific than any agreement of directionals and suffix
         for mine, theirs in ((street.predir, rng.predir), (street.suffix, rng.suffix), (street.postdir, rng.postdir)):
             if mine and theirs:
                 if mine != theirs:

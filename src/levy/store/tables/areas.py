@@ -188,6 +188,11 @@ local_rates = Table(
     Column("street_name", String(200), nullable=True),
     Column("street_suffix", String(16), nullable=True),
     Column("street_postdir", String(8), nullable=True),
+    # The secondary range of a street range (suites, units): designator, low, high, odd | even | both.
+    Column("unit_abbr", String(8), nullable=True),
+    Column("unit_low", String(16), nullable=True),
+    Column("unit_high", String(16), nullable=True),
+    Column("unit_parity", String(4), nullable=True),
     Column("city", String(200), nullable=True),
     Column("county", String(200), nullable=True),
     Column("is_primary", Boolean(), nullable=False),
