@@ -1,15 +1,15 @@
 """Secondary address ranges (issue 33): the suites or units of a street range that an SST
 boundary record places apart (columns 10-13 of the boundary file)
 
-Revision ID: 0016_secondary_ranges
-Revises: 0015_events
+Revision ID: 0017_secondary_ranges
+Revises: 0016_intl_returns
 """
 
 from alembic import op
 import sqlalchemy as sa
 
-revision = "0016_secondary_ranges"
-down_revision = "0015_events"
+revision = "0017_secondary_ranges"
+down_revision = "0016_intl_returns"
 branch_labels = None
 depends_on = None
 
