@@ -26,3 +26,24 @@ def test_the_note_names_the_key_the_path_ids_and_what_names_a_new_object() -> No
     note = note_for(review, organization_pb2.UpdateExemptionCertificateRequest(
         customer_id="cust_1", certificate_id="cexc_2"), key, "grpc")
     assert (note.action, note.target, note.detail) == ("exemption_certificate.update", "cust_1/cexc_2", "via grpc")
+
+
+def test_a_create_names_its_new_object_after_the_path_ids() -> None:
+    from levy.app.audit import AuditNote
+
+    note = AuditNote("org_1", "API key k (p)", "exemption_certificate.create", "cust_1", "via rest")
+    assert note.record().target == "cust_1"
+    note.created = "cexc_9"
+    assert note.record().target == "cust_1/cexc_9"
+    assert AuditNote("org_1", "a", "customer.create", "", "", created="cust_2").record().target == "cust_2"
+
+
+def test_an_import_batch_names_its_new_transactions_as_far_as_they_fit() -> None:
+    from levy.app.audit import import_detail
+
+    assert import_detail(["txn_a", "txn_b"]) == "2 created: txn_a txn_b"
+    # 10 ids of 5 characters in 40: "10 created:" (11), then " txn_N" (6) each while the
+    # remainder's " (and N more)" (13) still fits: 11 + 6k + 13 <= 40 for k <= 2 ids.
+    ids = [f"txn_{i}" for i in range(10)]
+    assert import_detail(ids, limit=40) == "10 created: txn_0 txn_1 (and 8 more)"
+    assert len(import_detail(ids, limit=40)) <= 40

@@ -14,9 +14,10 @@ transport:
 
 An entry names the actor (the API key's name and prefix, or the CLI), the action (the RPC as
 ``resource.verb``, ``CreateExemptionCertificate`` -> ``exemption_certificate.create``; the command
-as ``cli.<command>``), its object (the ids in the call's path; empty for a create, whose id is made
-inside the transaction) and a detail (the transport, and what names a new object: its source id,
-reference id, name or jurisdiction).
+as ``cli.<command>``), its object (the ids in the call's path, and for a create the new object's id,
+which the create names with :meth:`levy.app.context.CallContext.created` inside its transaction)
+and a detail (the transport, and what names a new object: its source id, reference id, name or
+jurisdiction).
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ from google.protobuf import message
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain import ids
-from levy.store.console import AuditRecord, SqlConsole
+from levy.store.console import AuditRecord, SqlConsole, audit_values
+from levy.store.tables.console import console_audit
+
+#: The audit log's table, for an entry inserted in one statement with the change it records.
+TABLE = console_audit
 
 #: Fields of a created object that name it in the entry's detail, the first one set.
 NAMING_FIELDS = ("source_id", "reference_id", "name", "jurisdiction", "email")
@@ -48,12 +53,23 @@ class AuditNote:
     target: str
     detail: str
     written: bool = False
+    #: The id of the object a create made (after the path's ids in the entry's object).
+    created: str = ""
+
+    def record(self) -> AuditRecord:
+        target = "/".join(x for x in (self.target, self.created) if x)
+        return AuditRecord(
+            id=ids.new_id(ids.PREFIXES["audit_entry"]), organization_id=self.organization_id, user_id=None,
+            actor_email=self.actor[:320], action=self.action[:64], target=target[:200],
+            detail=self.detail[:500], created_at=datetime.now(timezone.utc))
 
     async def write(self, conn: AsyncConnection) -> None:
-        await SqlConsole(conn).insert_audit(AuditRecord(
-            id=ids.new_id(ids.PREFIXES["audit_entry"]), organization_id=self.organization_id, user_id=None,
-            actor_email=self.actor[:320], action=self.action[:64], target=self.target[:200],
-            detail=self.detail[:500], created_at=datetime.now(timezone.utc)))
+        await SqlConsole(conn).insert_audit(self.record())
+
+
+def row(note: AuditNote) -> dict[str, Any]:
+    """The entry's row in :data:`TABLE`."""
+    return audit_values(note.record())
 
 
 def action_of(rpc_name: str) -> str:
@@ -78,6 +94,19 @@ def note_for(method: Any, request: message.Message, key: Any, transport: str) ->
                      detail="; ".join(x for x in (f"via {transport}", naming) if x))
 
 
-async def record_cli(conn: AsyncConnection, organization_id: str, command: str, detail: str = "") -> None:
-    """The entry of a CLI command that changed something, in its transaction."""
-    await AuditNote(organization_id, "levy CLI", f"cli.{command}", "", detail).write(conn)
+def import_detail(created: list[str], limit: int = 500) -> str:
+    """The detail of a batch that created transactions: how many and their ids, as many as fit."""
+    text = f"{len(created)} created:"
+    for n, object_id in enumerate(created):
+        more = f" (and {len(created) - n} more)"
+        if len(text) + 1 + len(object_id) + len(f" (and {len(created) - n - 1} more)") > limit:
+            return text + more
+        text += " " + object_id
+    return text
+
+
+async def record_cli(conn: AsyncConnection, organization_id: str, command: str, target: str = "",
+                     detail: str = "") -> None:
+    """The entry of a CLI command that changed something (``target``: the ids of what it changed or
+    made), in its transaction."""
+    await AuditNote(organization_id, "levy CLI", f"cli.{command}", target, detail).write(conn)

@@ -70,6 +70,12 @@ class CallContext:
             return self._invalidating(inner)
         return inner
 
+    def created(self, object_id: str) -> None:
+        """Name the object a create made in the call's audit entry; called inside the write
+        transaction that makes it, before it commits (a retried transaction names its own)."""
+        if self.audit is not None and not self.audit.written:
+            self.audit.created = object_id
+
     @contextlib.asynccontextmanager
     async def request_transaction(self) -> AsyncIterator[AsyncConnection]:
         """Open the request's write transaction; the request's units of work join it."""

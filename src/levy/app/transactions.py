@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from levy.app import events
+from levy.app import audit, events
 from levy.app.calculate import Prepared, organization_settings, prepare, run_engine
 from levy.app.context import CallContext
 from levy.app.handlers.messages import optional, present_fields
@@ -491,9 +491,14 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
             # Nothing to read or lock first: stored in a write transaction of its own, in one trip.
             rec = _lines_record(ctx, computed, head, None, marketplace)
             rec = await settle_currency(ctx, None, rec, msg, None)
-            existing = await store.insert_transaction_committed(ctx.services.engine, rec, _with_events(rec))
+            ctx.created(rec.id)
+            note = ctx.audit if ctx.audit is not None and not ctx.audit.written else None
+            existing = await store.insert_transaction_committed(ctx.services.engine, rec,
+                                                                _with_events(rec) + _with_audit(note))
             if existing is not None:
                 raise _duplicate(rec.reference_id or "", existing)
+            if note is not None:
+                note.written = True
             return rec
     async with ctx.uow(write=True, presets=False) if within is None else nullcontext(within) as conn:
         parent = await find_parent(conn, org, parent_id, parent_ref) if has_parent else None
@@ -533,7 +538,14 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
         existing = await store.insert_transaction(conn, rec, _with_events(rec))
         if existing is not None:
             raise _duplicate(reference_id, existing)
+        if within is None:
+            ctx.created(rec.id)
     return rec
+
+
+def _with_audit(note: audit.AuditNote | None) -> store.Extra:
+    """The call's audit entry (:mod:`levy.app.audit`), inserted with the transaction it records."""
+    return () if note is None else ((audit.TABLE, (audit.row(note),)),)
 
 
 def _with_events(rec: TransactionRecord) -> store.Extra:

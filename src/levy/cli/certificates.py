@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from levy.cli.common import add_db, with_store
+from levy.cli.common import add_db, audit_cli, with_store
 from levy.domain.exemptions import CERTIFICATE_STATUSES, EXEMPTION_TYPES, Certificate
 
 HEADER = "id\tcustomer_id\tjurisdiction\texemption_type\tstatus\tstarts_at\texpires_at\tcreated_at\tupdated_at"
@@ -69,11 +69,15 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_remove)
 
 
-async def _run(args: argparse.Namespace, fn: Callable[[Any], Any]) -> int:
+async def _run(args: argparse.Namespace, fn: Callable[[Any], Any], *, write: bool = True) -> int:
+    """``fn(conn)`` in one transaction; a write records its audit entry there (the object ``fn``
+    returns: ``customer_id/certificate_id``)."""
     from levy.domain.errors import LevyError
 
     async def run(conn: Any) -> int:
-        await fn(conn)
+        target = await fn(conn)
+        if write:
+            await audit_cli(conn, args.organization, args, target)
         return 0
 
     try:
@@ -101,19 +105,20 @@ async def _list(args: argparse.Namespace) -> int:
                 break
             after = page[-1].id
 
-    return await _run(args, fn)
+    return await _run(args, fn, write=False)
 
 
 async def _add(args: argparse.Namespace) -> int:
     from levy.app.customers import add_certificate
 
-    async def fn(conn: Any) -> None:
+    async def fn(conn: Any) -> str:
         cert = await add_certificate(conn, args.organization, args.customer_id, {
             "jurisdiction": args.jurisdiction, "exemption_type": args.exemption_type, "status": args.status,
             "starts_at": args.starts_at, "expires_at": args.expires_at,
         })
         print(HEADER)
         print(_line(cert))
+        return f"{cert.customer_id}/{cert.id}"
 
     return await _run(args, fn)
 
@@ -121,11 +126,12 @@ async def _add(args: argparse.Namespace) -> int:
 async def _set_status(args: argparse.Namespace) -> int:
     from levy.app.customers import update_certificate
 
-    async def fn(conn: Any) -> None:
+    async def fn(conn: Any) -> str:
         cert = await update_certificate(conn, args.organization, args.customer_id, args.certificate_id,
                                         {"status": args.status})
         print(HEADER)
         print(_line(cert))
+        return f"{cert.customer_id}/{cert.id}"
 
     return await _run(args, fn)
 
@@ -133,8 +139,9 @@ async def _set_status(args: argparse.Namespace) -> int:
 async def _remove(args: argparse.Namespace) -> int:
     from levy.app.customers import remove_certificate
 
-    async def fn(conn: Any) -> None:
+    async def fn(conn: Any) -> str:
         await remove_certificate(conn, args.organization, args.customer_id, args.certificate_id)
         print(f"removed {args.certificate_id}")
+        return f"{args.customer_id}/{args.certificate_id}"
 
     return await _run(args, fn)

@@ -113,18 +113,19 @@ def option_for(pointer: str | None) -> str:
     return f"{opt}{''.join(f'[{int(p) + 1}]' for p in parts[1:] if p.isdigit())}: "
 
 
-async def run_in_organization(args: argparse.Namespace, fn: Callable[[Any, str], Awaitable[None]], *,
+async def run_in_organization(args: argparse.Namespace, fn: Callable[[Any, str], Awaitable[str | None]], *,
                               write: bool) -> int:
-    """Run ``fn(conn, organization_id)`` in one transaction; Levy errors go to stderr (exit 2)."""
+    """Run ``fn(conn, organization_id)`` in one transaction; Levy errors go to stderr (exit 2).
+
+    A command that writes (``write``) records an audit entry in that transaction, naming what
+    ``fn`` returns: the id of the object it made or changed."""
     from levy.domain.errors import LevyError
 
     async def body(conn: Any) -> int:
         org = await organization_id(conn, args.organization)
-        await fn(conn, org)
-        if write:  # the audit log of every transport (issue 36), in the command's transaction
-            from levy.app.audit import record_cli
-
-            await record_cli(conn, org, command_name(args))
+        target = await fn(conn, org)
+        if write:
+            await audit_cli(conn, org, args, target or "")
         return 0
 
     try:
@@ -135,6 +136,14 @@ async def run_in_organization(args: argparse.Namespace, fn: Callable[[Any, str],
         for item in e.items:
             print(f"levy: {option_for(item.pointer)}{item.detail}", file=sys.stderr)
     return 2
+
+
+async def audit_cli(conn: Any, org: str, args: argparse.Namespace, target: str = "", detail: str = "") -> None:
+    """The audit entry of the command ``args`` that changed ``target`` in ``org`` (the audit log of
+    every transport, issue 36), in the command's transaction."""
+    from levy.app.audit import record_cli
+
+    await record_cli(conn, org, command_name(args), target, detail)
 
 
 def command_name(args: argparse.Namespace) -> str:

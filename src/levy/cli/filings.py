@@ -79,10 +79,11 @@ async def _prepare(args: argparse.Namespace) -> int:
     from levy.app.filings import create_filing, returns_currency
     from levy.app.handlers.filings import filing_message
 
-    async def fn(conn: Any, org_id: str) -> None:
+    async def fn(conn: Any, org_id: str) -> str:
         rec = await create_filing(conn, org_id, args.jurisdiction, args.period_start, args.period_end,
                                   "filed" if args.file else None)
         print_message(filing_message(rec, await returns_currency(conn, org_id)))
+        return rec.id
 
     return await run_in_organization(args, fn, write=True)
 
@@ -91,9 +92,10 @@ async def _file(args: argparse.Namespace) -> int:
     from levy.app.filings import returns_currency, update_filing
     from levy.app.handlers.filings import filing_message
 
-    async def fn(conn: Any, org_id: str) -> None:
+    async def fn(conn: Any, org_id: str) -> str:
         rec = await update_filing(conn, org_id, args.filing_id, "filed")
         print_message(filing_message(rec, await returns_currency(conn, org_id)))
+        return rec.id
 
     return await run_in_organization(args, fn, write=True)
 

@@ -89,10 +89,12 @@ def _zips() -> Any:
     return zip_checker(zip_directory())
 
 
-def _print(loc: Any) -> None:
+def _print(loc: Any) -> str:
+    """Print the location; its id."""
     from levy.app.handlers.locations import location_message
 
     print_message(location_message(loc))
+    return str(loc.id)
 
 
 def _line(loc: Any) -> str:
@@ -113,8 +115,8 @@ async def _create(args: argparse.Namespace) -> int:
         **{n: getattr(args, n) for n in _ADDRESS_OPTIONS},
     )
 
-    async def fn(conn: Any, org_id: str) -> None:
-        _print(await create_location(conn, org_id, given, _zips()))
+    async def fn(conn: Any, org_id: str) -> str:
+        return _print(await create_location(conn, org_id, given, _zips()))
 
     return await run_in_organization(args, fn, write=True)
 
@@ -149,8 +151,8 @@ async def _update(args: argparse.Namespace) -> int:
               "--postal-code, --country, --default/--no-default, --effective-from, --effective-to", file=sys.stderr)
         return 2
 
-    async def fn(conn: Any, org_id: str) -> None:
-        _print(await update_location(conn, org_id, args.location_id, changes, _zips()))
+    async def fn(conn: Any, org_id: str) -> str:
+        return _print(await update_location(conn, org_id, args.location_id, changes, _zips()))
 
     return await run_in_organization(args, fn, write=True)
 
@@ -161,8 +163,8 @@ def _by_id(action: str, *, write: bool) -> Command:
     async def command(args: argparse.Namespace) -> int:
         from levy.app import locations as app
 
-        async def fn(conn: Any, org_id: str) -> None:
-            _print(await getattr(app, action)(conn, org_id, args.location_id))
+        async def fn(conn: Any, org_id: str) -> str:
+            return _print(await getattr(app, action)(conn, org_id, args.location_id))
 
         return await run_in_organization(args, fn, write=write)
 

@@ -112,8 +112,9 @@ async def _settings_set(args: argparse.Namespace) -> int:
               "--certificate-treatment, --filing-currencies, --name", file=sys.stderr)
         return 2
 
-    async def fn(conn: Any, org_id: str) -> None:
+    async def fn(conn: Any, org_id: str) -> str:
         print(_settings_json(await change_settings(conn, org_id, SettingsChange(**changes))))
+        return org_id
 
     return await run_in_organization(args, fn, write=True)
 
@@ -139,10 +140,11 @@ async def _registrations_list(args: argparse.Namespace) -> int:
 async def _registrations_add(args: argparse.Namespace) -> int:
     from levy.app.organization import add_registration
 
-    async def fn(conn: Any, org_id: str) -> None:
+    async def fn(conn: Any, org_id: str) -> str:
         rec = await add_registration(conn, org_id, args.jurisdiction, args.number, args.effective_from,
                                      args.effective_to)
         print(rec.id)
+        return str(rec.id)
 
     return await run_in_organization(args, fn, write=True)
 
@@ -150,8 +152,9 @@ async def _registrations_add(args: argparse.Namespace) -> int:
 async def _registrations_remove(args: argparse.Namespace) -> int:
     from levy.app.organization import remove_registration
 
-    async def fn(conn: Any, org_id: str) -> None:
+    async def fn(conn: Any, org_id: str) -> str:
         await remove_registration(conn, org_id, args.registration_id)
         print(f"removed {args.registration_id}")
+        return str(args.registration_id)
 
     return await run_in_organization(args, fn, write=True)

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from levy.cli.common import add_db, with_store
+from levy.cli.common import add_db, audit_cli, with_store
 
 
 def register(sub: Any) -> None:
@@ -53,6 +53,7 @@ async def _org_create(args: argparse.Namespace) -> int:
 
     async def run(conn: Any) -> int:
         org = await SqlOrganizations(conn).create(args.name)
+        await audit_cli(conn, org.id, args, org.id, f"name={args.name}")
         print(org.id)
         return 0
 
@@ -92,7 +93,8 @@ async def _keys_create(args: argparse.Namespace) -> int:
                 print("levy: there are several organizations; pass --organization ORG_ID", file=sys.stderr)
                 return 2
         assert org is not None
-        _, secret = await SqlApiKeys(conn).create(org.id, args.name, args.admin)
+        key, secret = await SqlApiKeys(conn).create(org.id, args.name, args.admin)
+        await audit_cli(conn, org.id, args, key.id, f"{args.name} ({'admin' if args.admin else 'plain'})")
         print(secret)
         return 0
 
@@ -129,6 +131,7 @@ async def _keys_revoke(args: argparse.Namespace) -> int:
         if rec is None:
             print(f"levy: no key {args.key_id}", file=sys.stderr)
             return 2
+        await audit_cli(conn, rec.organization_id, args, rec.id, f"{rec.name} ({rec.prefix})")
         print(f"revoked {rec.id}")
         return 0
 

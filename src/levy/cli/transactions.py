@@ -397,6 +397,7 @@ class Direct:
         return self._chain(self._written(bodies, planning))
 
     async def _written(self, bodies: list[dict[str, Any]], planning: Awaitable[Any]) -> list[Outcome]:
+        from levy.app.audit import import_detail, record_cli
         from levy.app.transactions_batch import StalePlan, write
         from levy.app.transactions_import import plan_bodies
 
@@ -409,6 +410,9 @@ class Direct:
                 results = await write(self.ctx, conn, planned)
             except StalePlan:  # a reference id stored since: planned again, here, in this transaction
                 results = await write(self.ctx, conn, await plan_bodies(self.ctx, conn, bodies))
+            created = [r.record.id for r in results if r.status == "created" and r.record is not None]
+            if created:  # the audit log of every transport (issue 36), in the batch's transaction
+                await record_cli(conn, self.ctx.organization_id, "transactions.import", "", import_detail(created))
         return [Outcome(r.status, [_error_text(e.pointer, r.index, e.detail) for e in r.errors]) for r in results]
 
     def _chain(self, step: Coroutine[Any, Any, list[Outcome]]) -> asyncio.Task[list[Outcome]]:

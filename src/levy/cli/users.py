@@ -70,12 +70,13 @@ async def _create(args: argparse.Namespace) -> int:
         if password is None:
             return 2
 
-    async def fn(conn: Any, org: str) -> None:
+    async def fn(conn: Any, org: str) -> str:
         user, one_time = await console.create_user(conn, org, args.email, args.role, password)
         if one_time is not None:
             print(one_time)
         else:
             print(f"levy: created {user.email} ({user.role}), {user.id}", file=sys.stderr)
+        return str(user.id)
 
     return await run_in_organization(args, fn, write=True)
 
@@ -99,7 +100,7 @@ async def _set_password(args: argparse.Namespace) -> int:
     if password is None:
         return 2
 
-    async def fn(conn: Any, org: str) -> None:
-        await console.set_password(conn, org, args.email, password)
+    async def fn(conn: Any, org: str) -> str:
+        return str((await console.set_password(conn, org, args.email, password)).id)
 
     return await run_in_organization(args, fn, write=True)

@@ -49,6 +49,11 @@ def _values(rec: Any) -> dict[str, Any]:
     return {f: getattr(rec, f) for f in rec.__slots__}
 
 
+def audit_values(rec: AuditRecord) -> dict[str, Any]:
+    """An audit entry's row."""
+    return _values(rec)
+
+
 class SqlConsole:
     def __init__(self, conn: AsyncConnection) -> None:
         self.conn = conn

@@ -139,7 +139,7 @@ class AsyncLevyClient(AsyncOperations):
                 return attempts.outcome(result)
             await asyncio.sleep(delay)
 
-    async def _items(self, page: Callable[[str | None], Call[m.Page[T]]],  # type: ignore[override]
+    async def _items(self, page: Callable[[str | None], Call[m.Page[T]]],
                      cursor: str) -> AsyncIterator[T]:
         after: str | None = None
         while True:

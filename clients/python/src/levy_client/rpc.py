@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import grpc
 from google.protobuf import json_format
@@ -79,7 +79,7 @@ class ErrorCode(str):
         return self.status_code
 
 
-class RpcFailure(grpc.RpcError):  # type: ignore[misc]
+class RpcFailure(grpc.RpcError):
     """What makes an ``ApiError`` a gRPC error too (it comes first in the classes'
     bases): the call's status code, message and metadata, and the finished-call
     (future) methods gRPC's interceptor chain asks."""
@@ -93,13 +93,13 @@ class RpcFailure(grpc.RpcError):  # type: ignore[misc]
         return code
 
     def details(self) -> str | None:
-        return self.rpc_error.details()  # type: ignore[no-any-return]
+        return self.rpc_error.details()
 
     def trailing_metadata(self) -> Any:
-        return self.rpc_error.trailing_metadata()
+        return _call(self.rpc_error).trailing_metadata()
 
     def initial_metadata(self) -> Any:
-        return self.rpc_error.initial_metadata()
+        return _call(self.rpc_error).initial_metadata()
 
     def result(self, timeout: float | None = None) -> Any:
         raise self
@@ -143,16 +143,15 @@ def api_error_of(error: grpc.RpcError) -> ApiError | None:
     ``status`` is ErrorInfo's ``http_status`` (what a REST caller gets), ``errors`` the
     ``ErrorBody`` objects as the REST body has them, ``headers`` the text trailers
     (``retry-after``, ``x-request-id``), ``body`` the decoded ``google.rpc.Status``."""
-    trailers = list(error.trailing_metadata() or ()) if hasattr(error, "trailing_metadata") else []
-    raw = next((v for k, v in trailers if k == "grpc-status-details-bin"), None)
+    trailers = list(_call(error).trailing_metadata() or ()) if hasattr(error, "trailing_metadata") else []
+    raw = next((v for k, v in trailers if k == "grpc-status-details-bin" and isinstance(v, bytes)), None)
     if raw is None:
         return None
     status = status_pb2.Status.FromString(raw)
     http_status, errors = None, None
     for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):  # False, and nothing unpacked, for another type
             http_status = int(info.metadata.get("http_status", "0")) or None
         elif detail.Is(errors_pb2.ErrorBody.DESCRIPTOR):
             body = errors_pb2.ErrorBody()
@@ -164,6 +163,12 @@ def api_error_of(error: grpc.RpcError) -> ApiError | None:
     result = RPC_ERROR_CLASSES.get(http_status, RpcApiError)(http_status, errors, status, headers)
     result.rpc_error = error  # type: ignore[attr-defined]
     return result
+
+
+def _call(error: grpc.RpcError) -> grpc.Call:
+    """The call a gRPC error is: gRPC raises errors that are ``grpc.Call`` too, with its metadata as
+    (key, value) pairs (``grpc.RpcError`` alone types them otherwise)."""
+    return cast(grpc.Call, error)
 
 
 def _error_object(message: Any) -> Any:
@@ -178,7 +183,7 @@ def _error_object(message: Any) -> Any:
     return obj
 
 
-class _Metadata(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+class _Metadata(grpc.UnaryUnaryClientInterceptor):
     def __init__(self, metadata: Sequence[tuple[str, str]]) -> None:
         self._metadata = list(metadata)
 
@@ -191,13 +196,13 @@ class _Metadata(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
             extra.append(("idempotency-key", str(uuid.uuid4())))
         outcome = continuation(_with_metadata(details, sent + extra), request)
         # A blocking call's failure is already done; a .future() still running is left as gRPC's.
-        if isinstance(outcome, grpc.RpcError) and outcome.done():
+        if isinstance(outcome, grpc.RpcError) and isinstance(outcome, grpc.Future) and outcome.done():
             return api_error_of(outcome) or outcome
         return outcome
 
 
 def _with_metadata(details: Any, metadata: list[tuple[str, str]]) -> Any:
-    class Details(grpc.ClientCallDetails):  # type: ignore[misc]
+    class Details(grpc.ClientCallDetails):
         method = details.method
         timeout = details.timeout
         credentials = details.credentials
@@ -205,7 +210,7 @@ def _with_metadata(details: Any, metadata: list[tuple[str, str]]) -> Any:
         compression = getattr(details, "compression", None)
 
     result = Details()
-    result.metadata = metadata
+    result.metadata = tuple(metadata)
     return result
 
 

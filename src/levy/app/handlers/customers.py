@@ -165,6 +165,14 @@ async def _write(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) 
         return await fn(conn, ctx.organization_id, *args)
 
 
+async def _create(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """:func:`_write` of a use case that makes an object (with an ``id``), named in the call's audit entry."""
+    async with ctx.uow(write=True) as conn:
+        made = await fn(conn, ctx.organization_id, *args)
+        ctx.created(made.id)  # type: ignore[attr-defined]
+        return made
+
+
 async def _read(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     async with ctx.uow() as conn:
         return await fn(conn, ctx.organization_id, *args)
@@ -176,7 +184,7 @@ async def _read(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -
 @handles("levy.v1.CustomerService.CreateCustomer")
 async def create_customer(req: pb.CreateCustomerRequest, ctx: CallContext) -> pb.Customer:
     values = customer_values(req.customer, "")
-    rec = await _write(ctx, uc.create_customer, values)
+    rec = await _create(ctx, uc.create_customer, values)
     return customer_pb(rec)
 
 
@@ -248,7 +256,7 @@ def _certificate_input(msg: opb.ExemptionCertificate, present: list[str] | None 
 @handles("levy.v1.OrganizationService.CreateExemptionCertificate")
 async def create_certificate(req: opb.CreateExemptionCertificateRequest, ctx: CallContext) -> opb.ExemptionCertificate:
     raw = _certificate_input(req.certificate)
-    cert = await _write(ctx, uc.add_certificate, req.customer_id, raw)
+    cert = await _create(ctx, uc.add_certificate, req.customer_id, raw)
     return certificate_pb(cert)
 
 

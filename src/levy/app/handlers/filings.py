@@ -110,6 +110,7 @@ async def create_filing(req: pb.CreateFilingRequest, ctx: CallContext) -> pb.Fil
             conn, ctx.organization_id, optional(f, "jurisdiction"), optional(f, "period_start"), optional(f, "period_end"),
             optional(f, "status"),
         )
+        ctx.created(rec.id)
         currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction)
     return filing_message(rec, currency)
 

@@ -60,6 +60,7 @@ async def create_location(req: pb.CreateLocationRequest, ctx: CallContext) -> pb
     given = LocationInput(**{n: optional(b, n) for n in _TOP_FIELDS}, **_address_values(b))  # type: ignore[arg-type]
     async with ctx.uow(write=True) as conn:
         loc = await app.create_location(conn, ctx.organization_id, given, _zips(ctx))
+        ctx.created(loc.id)
     return location_message(loc)
 
 

@@ -85,6 +85,7 @@ async def create_registration(req: pb.CreateRegistrationRequest, ctx: CallContex
             optional(r, "effective_from"),
             optional(r, "effective_to"),
         )
+        ctx.created(rec.id)
     return _registration(rec)
 
 
@@ -117,6 +118,7 @@ async def create_api_key(req: pb.CreateApiKeyRequest, ctx: CallContext) -> pb.Ap
     k = req.api_key
     async with ctx.uow(write=True) as conn:
         rec, secret = await org.create_api_key(conn, ctx.organization_id, optional(k, "name"), k.admin)
+        ctx.created(rec.id)
     return _api_key(rec, secret)
 
 

@@ -109,7 +109,9 @@ async def _respond(conn: AsyncConnection, ctx: CallContext,
 async def create_product(req: pb.CreateProductRequest, ctx: CallContext) -> pb.Product:
     values = rules.validate_create(_present(req.product, []))
     async with ctx.uow(write=True) as conn:
-        return await _respond(conn, ctx, await store.insert_product(conn, ctx.organization_id, values))
+        product = await _respond(conn, ctx, await store.insert_product(conn, ctx.organization_id, values))
+        ctx.created(product.id)
+        return product
 
 
 @handles("levy.v1.ProductService.GetProduct")

@@ -57,6 +57,7 @@ async def create_endpoint(req: pb.CreateWebhookEndpointRequest, ctx: CallContext
     async with ctx.uow(write=True) as conn:
         rec = await service.create(conn, ctx.organization_id, _input(req.webhook_endpoint, present),
                                    service.url_policy(ctx.services.config))
+        ctx.created(rec.id)
     return endpoint_message(rec, secret=True)
 
 

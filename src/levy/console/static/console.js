@@ -1,4 +1,8 @@
-// The console works without this file; it only adds the copy buttons.
+// The console works without this file; it only adds the copy buttons and, on a phone, closes
+// the filters that are open on a wide screen (the first rows of the list on the first screen).
+document.querySelectorAll("details[data-closed-on-phone]").forEach(function (details) {
+  if (window.matchMedia("(max-width: 40rem)").matches) details.open = false;
+});
 document.addEventListener("click", function (event) {
   var button = event.target.closest("button[data-copy]");
   if (!button) return;
