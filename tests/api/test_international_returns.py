@@ -294,3 +294,22 @@ def test_e_book_rates_added_for_five_member_states(api: Api, admin_http: httpx.C
         "hr": ("0.05", "500"), "mt": ("0.05", "500"), "pt": ("0.06", "600"), "lu": ("0.03", "300"),
         "si": ("0.05", "500")}
     assert out["tax_amount"] == "2400"
+
+
+def test_the_cli_prints_a_return_in_its_own_currency(server: LevyServer, tenant: Tenant, admin_http: httpx.Client,
+                                                     http: httpx.Client) -> None:
+    import json
+
+    register(admin_http, "CA")
+    r = http.post("/transactions", json={"type": "sale", "status": "finalized", "currency": "CAD", "exchange_rate": "0.75",
+                                         "transaction_date": "2026-02-02T12:00:00Z",
+                                         "line_items": [item(CALGARY, 10000)]})
+    assert r.status_code == 200 and r.json()["tax_amount"] == "500", r.text  # GST 5% of 100.00
+    org = ["--organization", tenant.organization_id]
+    done = _levy(server.database_url, "filings", "prepare", "--jurisdiction", "CA", "--period-start", "2026-01-01",
+                 "--period-end", "2026-03-31", *org)
+    assert done.returncode == 0, done.stderr
+    prepared = json.loads(done.stdout)
+    assert (prepared["currency"], prepared["filing_tax_amount"]) == ("CAD", "500")
+    done = _levy(server.database_url, "filings", "show", prepared["id"], *org)
+    assert done.returncode == 0 and json.loads(done.stdout)["currency"] == "CAD", done.stdout + done.stderr

@@ -76,25 +76,25 @@ def register(sub: Any) -> None:
 
 
 async def _prepare(args: argparse.Namespace) -> int:
-    from levy.app.filings import create_filing, returns_currency
+    from levy.app.filings import create_filing, filing_currency
     from levy.app.handlers.filings import filing_message
 
     async def fn(conn: Any, org_id: str) -> str:
         rec = await create_filing(conn, org_id, args.jurisdiction, args.period_start, args.period_end,
                                   "filed" if args.file else None)
-        print_message(filing_message(rec, await returns_currency(conn, org_id)))
+        print_message(filing_message(rec, await filing_currency(conn, org_id, rec.jurisdiction)))
         return rec.id
 
     return await run_in_organization(args, fn, write=True)
 
 
 async def _file(args: argparse.Namespace) -> int:
-    from levy.app.filings import returns_currency, update_filing
+    from levy.app.filings import filing_currency, update_filing
     from levy.app.handlers.filings import filing_message
 
     async def fn(conn: Any, org_id: str) -> str:
         rec = await update_filing(conn, org_id, args.filing_id, "filed")
-        print_message(filing_message(rec, await returns_currency(conn, org_id)))
+        print_message(filing_message(rec, await filing_currency(conn, org_id, rec.jurisdiction)))
         return rec.id
 
     return await run_in_organization(args, fn, write=True)
@@ -120,12 +120,12 @@ async def _list(args: argparse.Namespace) -> int:
 
 
 async def _show(args: argparse.Namespace) -> int:
-    from levy.app.filings import get_filing, returns_currency
+    from levy.app.filings import filing_currency, get_filing
     from levy.app.handlers.filings import filing_message
 
     async def fn(conn: Any, org_id: str) -> None:
         rec = await get_filing(conn, org_id, args.filing_id)
-        print_message(filing_message(rec, await returns_currency(conn, org_id)))
+        print_message(filing_message(rec, await filing_currency(conn, org_id, rec.jurisdiction)))
 
     return await run_in_organization(args, fn, write=False)
 
