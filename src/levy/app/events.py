@@ -23,6 +23,8 @@ from levy.domain import ids
 from levy.domain.customers import CustomerRecord
 from levy.domain.errors import NotFound
 from levy.domain.events import TYPES, EventFilters
+from levy.domain.exemptions import Certificate
+from levy.domain.nexus_report import NexusStateReport
 from levy.domain.pagination import PageRequest
 from levy.domain.transaction_records import TransactionRecord
 from levy.store import events as store
@@ -58,6 +60,21 @@ def customer_row(event_type: str, organization_id: str, rec: CustomerRecord) -> 
     from levy.app.handlers.customers import customer_pb
 
     return row(event_type, organization_id, rec.id, customer_pb(rec))
+
+
+def certificate_row(event_type: str, organization_id: str, cert: Certificate,
+                    now: datetime | None = None) -> dict[str, Any]:
+    from levy.app.handlers.customers import certificate_pb
+
+    return row(event_type, organization_id, cert.id, certificate_pb(cert), now)
+
+
+def nexus_row(event_type: str, organization_id: str, state: NexusStateReport,
+              now: datetime | None = None) -> dict[str, Any]:
+    """An event about one state's line of the nexus report (its object id the state's jurisdiction)."""
+    from levy.app.handlers.filings import nexus_state_message
+
+    return row(event_type, organization_id, state.jurisdiction_code, nexus_state_message(state), now)
 
 
 def filing_row(event_type: str, rec: Any, currency: str) -> dict[str, Any]:

@@ -8,12 +8,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.events import EventFilters
-from levy.store.rows import insert_rows
+from levy.store.rows import insert_row, insert_rows
+from levy.store.tables.events import event_marks as marks_t
 from levy.store.tables.events import events as events_t
+from levy.store.tables.events import webhook_attempts as attempts_t
+from levy.store.tables.events import webhook_deliveries as deliveries_t
+from levy.store.tables.foundation import organizations as organizations_t
 
 
 @dataclass(frozen=True)
@@ -60,3 +64,30 @@ async def list_events(conn: AsyncConnection, organization_id: str, filters: Even
         q = q.where(events_t.c.created_at < filters.created_to)
     rows = (await conn.execute(q.order_by(events_t.c.sequence.desc()).limit(limit + 1))).all()
     return [event_record(r) for r in rows[:limit]], len(rows) > limit
+
+
+async def organization_ids(conn: AsyncConnection) -> list[str]:
+    return list((await conn.execute(select(organizations_t.c.id).order_by(organizations_t.c.id))).scalars())
+
+
+async def mark(conn: AsyncConnection, organization_id: str, key: str, event_id: str, at: datetime) -> bool:
+    """Record that the event ``key`` names was produced (in the event's transaction); False when a
+    mark holds the key already (another pass or replica produced it: the caller writes nothing).
+    On PostgreSQL a concurrent transaction inserting the same key waits for this one to end."""
+    return await insert_row(conn, marks_t, {"organization_id": organization_id, "key": key, "event_id": event_id,
+                                            "created_at": at}, unless=("organization_id", "key"))
+
+
+async def prune(conn: AsyncConnection, before: datetime) -> tuple[int, int]:
+    """Delete the deliveries created before ``before`` that are settled (succeeded or failed) with
+    their attempts, then the events created before it that the worker has handed out and no
+    pending delivery needs. (events, deliveries) deleted."""
+    old = select(deliveries_t.c.id).where(deliveries_t.c.created_at < before, deliveries_t.c.status != "pending")
+    await conn.execute(delete(attempts_t).where(attempts_t.c.delivery_id.in_(old)))
+    gone_deliveries = (await conn.execute(delete(deliveries_t).where(
+        deliveries_t.c.created_at < before, deliveries_t.c.status != "pending"))).rowcount
+    pending = select(deliveries_t.c.event_id).where(deliveries_t.c.status == "pending")
+    gone_events = (await conn.execute(delete(events_t).where(
+        events_t.c.created_at < before, events_t.c.dispatched.is_(True), events_t.c.id.not_in(pending)))).rowcount
+    return gone_events, gone_deliveries
+
