@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.events import EventFilters
@@ -90,4 +90,32 @@ async def prune(conn: AsyncConnection, before: datetime) -> tuple[int, int]:
     gone_events = (await conn.execute(delete(events_t).where(
         events_t.c.created_at < before, events_t.c.dispatched.is_(True), events_t.c.id.not_in(pending)))).rowcount
     return gone_events, gone_deliveries
+
+
+async def sequence_of(conn: AsyncConnection, organization_id: str, event_id: str) -> int | None:
+    return (await conn.execute(select(events_t.c.sequence).where(
+        events_t.c.organization_id == organization_id, events_t.c.id == event_id))).scalar()
+
+
+async def last_sequence(conn: AsyncConnection) -> int:
+    return (await conn.execute(select(func.max(events_t.c.sequence)))).scalar() or 0
+
+
+async def sequences_after(conn: AsyncConnection, after: int, also: Sequence[int],
+                          limit: int) -> list[tuple[int, str, str]]:
+    """(sequence, organization, type) of the events after ``after`` (the first ``limit``) and of
+    those among ``also``, every organization, by sequence (WatchEvents tells gaps from them)."""
+    q = select(events_t.c.sequence, events_t.c.organization_id, events_t.c.type)
+    rows = list((await conn.execute(q.where(events_t.c.sequence > after).order_by(events_t.c.sequence)
+                                    .limit(limit))).all())
+    if also:
+        rows += (await conn.execute(q.where(events_t.c.sequence.in_(list(also))))).all()
+    return sorted((r.sequence, r.organization_id, r.type) for r in rows)
+
+
+async def by_sequences(conn: AsyncConnection, organization_id: str, sequences: Sequence[int]) -> list[EventRecord]:
+    rows = (await conn.execute(select(events_t).where(
+        events_t.c.organization_id == organization_id, events_t.c.sequence.in_(list(sequences)))
+        .order_by(events_t.c.sequence))).all()
+    return [event_record(r) for r in rows]
 

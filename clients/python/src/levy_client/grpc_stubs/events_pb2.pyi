@@ -246,6 +246,38 @@ class GetEventRequest(_message.Message):
 Global___GetEventRequest: _TypeAlias = GetEventRequest  # noqa: Y015
 
 @_typing.final
+class WatchEventsRequest(_message.Message):
+    """Request of WatchEvents."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STARTING_AFTER_FIELD_NUMBER: _builtins.int
+    TYPES_FIELD_NUMBER: _builtins.int
+    starting_after: _builtins.str
+    """Start after this event (`evt_`): every later event is sent. Omitted: only
+    events committed after the call starts.
+    """
+    @_builtins.property
+    def types(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only events of these types (none: every type)."""
+
+    def __init__(
+        self,
+        *,
+        starting_after: _builtins.str | None = ...,
+        types: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_starting_after", b"_starting_after", "starting_after", b"starting_after"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_starting_after", b"_starting_after", "starting_after", b"starting_after", "types", b"types"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__starting_after: _TypeAlias = _typing.Literal["starting_after"]  # noqa: Y015
+    _WhichOneofArgType__starting_after: _TypeAlias = _typing.Literal["_starting_after", b"_starting_after"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__starting_after) -> _WhichOneofReturnType__starting_after | None: ...
+
+Global___WatchEventsRequest: _TypeAlias = WatchEventsRequest  # noqa: Y015
+
+@_typing.final
 class WebhookEndpoint(_message.Message):
     """Where the organization's events are sent."""
 
