@@ -20,19 +20,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-
-from levyserver import LevyServer, create_tenant, fresh_database, own_server, start_server
+from levyserver import (
+    LevyServer,
+    create_tenant,
+    fresh_database,
+    own_server,
+    start_server,
+)
 from txn_api import line, register
 from webhook_receiver import receiver
 
 JOB = {"LEVY_EVENT_JOB_SECONDS": "0.1", "LEVY_WEBHOOK_POLL_SECONDS": "0.05"}
-TODAY = datetime.now(timezone.utc).date()
+TODAY = datetime.now(UTC).date()
 
 
 def day(offset: int) -> str:
@@ -94,8 +99,8 @@ def later_passes_ran(admin: httpx.Client) -> None:
     cid = customer(admin, f"sentinel-{time.monotonic_ns()}")
     for _ in range(2):
         sentinel = certificate(admin, cid, expires_at=day(1))
-        wait_for(admin, lambda got: any(e["type"] == "certificate.expiring" and e["object_id"] == sentinel["id"]
-                                        for e in got))
+        wait_for(admin, lambda got, made=sentinel["id"]: any(
+            e["type"] == "certificate.expiring" and e["object_id"] == made for e in got))
 
 
 def of(got: list[dict[str, Any]], type_: str) -> list[str]:

@@ -91,9 +91,15 @@ class EventJob:
             organizations = await store.organization_ids(conn)
         produced = await self.write(due)
         for org in organizations:
-            async with transaction(engine, write=False) as conn:
-                due = await self.nexus_due(conn, org, today, now)
-            produced += await self.write(due)
+            try:
+                async with transaction(engine, write=False) as conn:
+                    due = await self.nexus_due(conn, org, today, now)
+                produced += await self.write(due)
+            except Exception as e:  # noqa: BLE001 - logged; the next organization goes on
+                if is_unavailable(e):
+                    raise
+                # One organization's report failing does not keep the others' events back.
+                log.exception("events job: the nexus events of organization %s failed", org)
         pruned = (0, 0)
         if self.retention is not None:
             async with transaction(engine, write=True) as conn:

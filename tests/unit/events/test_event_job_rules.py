@@ -10,7 +10,13 @@ from decimal import Decimal
 import pytest
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.event_jobs import certificate_event, certificate_key, certificate_window, nexus_event, nexus_key
+from levy.domain.event_jobs import (
+    certificate_event,
+    certificate_key,
+    certificate_window,
+    nexus_event,
+    nexus_key,
+)
 from levy.domain.events import WatchCursor, parse_types
 from levy.domain.nexus import MeasurementPeriod, Rule
 from levy.domain.nexus_report import NexusStateReport
