@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.events import EventFilters
@@ -78,18 +78,29 @@ async def mark(conn: AsyncConnection, organization_id: str, key: str, event_id: 
                                             "created_at": at}, unless=("organization_id", "key"))
 
 
+#: Deliveries a pass of the events job prunes at most (the rest go in the next passes).
+PRUNE_BATCH = 10_000
+
+
 async def prune(conn: AsyncConnection, before: datetime) -> tuple[int, int]:
-    """Delete the deliveries created before ``before`` that are settled (succeeded or failed) with
-    their attempts, then the events created before it that the worker has handed out and no
-    pending delivery needs. (events, deliveries) deleted."""
-    old = select(deliveries_t.c.id).where(deliveries_t.c.created_at < before, deliveries_t.c.status != "pending")
-    await conn.execute(delete(attempts_t).where(attempts_t.c.delivery_id.in_(old)))
-    gone_deliveries = (await conn.execute(delete(deliveries_t).where(
-        deliveries_t.c.created_at < before, deliveries_t.c.status != "pending"))).rowcount
-    pending = select(deliveries_t.c.event_id).where(deliveries_t.c.status == "pending")
+    """Delete the events created before ``before`` that the worker has handed out and whose
+    deliveries are all settled and as old, then the deliveries created before it that are settled
+    (succeeded or failed) with their attempts. In that order, so that a delivery settled between
+    the two statements (PostgreSQL reads each statement's own snapshot) never outlives its event:
+    at most its event outlives it until the next pass. Up to :data:`PRUNE_BATCH` deliveries a
+    pass. (events, deliveries) deleted."""
+    needed = select(deliveries_t.c.event_id).where(
+        or_(deliveries_t.c.status == "pending", deliveries_t.c.created_at >= before))
     gone_events = (await conn.execute(delete(events_t).where(
-        events_t.c.created_at < before, events_t.c.dispatched.is_(True), events_t.c.id.not_in(pending)))).rowcount
-    return gone_events, gone_deliveries
+        events_t.c.created_at < before, events_t.c.dispatched.is_(True), events_t.c.id.not_in(needed)))).rowcount
+    old = select(deliveries_t.c.id).where(deliveries_t.c.created_at < before, deliveries_t.c.status != "pending")
+    if conn.dialect.name == "postgresql":  # a replay of one of them waits, then finds it gone
+        old = old.with_for_update()
+    ids = list((await conn.execute(old.limit(PRUNE_BATCH))).scalars())
+    if ids:
+        await conn.execute(delete(attempts_t).where(attempts_t.c.delivery_id.in_(ids)))
+        await conn.execute(delete(deliveries_t).where(deliveries_t.c.id.in_(ids)))
+    return gone_events, len(ids)
 
 
 async def sequence_of(conn: AsyncConnection, organization_id: str, event_id: str) -> int | None:
