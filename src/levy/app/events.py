@@ -143,4 +143,3 @@ async def watch(engine: AsyncEngine, organization_id: str, starting_after: str |
             yield rec
         if len(rows) < WATCH_BATCH:
             await asyncio.sleep(WATCH_POLL_SECONDS)
-

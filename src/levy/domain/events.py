@@ -117,4 +117,3 @@ class WatchCursor:
                 del self.gaps[s]
         while len(self.gaps) > MAX_GAPS:
             del self.gaps[min(self.gaps)]
-

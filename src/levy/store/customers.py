@@ -283,4 +283,3 @@ async def certificates_expiring_between(conn: AsyncConnection, start: Any, end: 
         .order_by(C.c.organization_id, C.c.id)
     )
     return [(r.organization_id, to_certificate(r)) for r in (await conn.execute(stmt)).all()]
-

@@ -129,4 +129,3 @@ async def by_sequences(conn: AsyncConnection, organization_id: str, sequences: S
         events_t.c.organization_id == organization_id, events_t.c.sequence.in_(list(sequences)))
         .order_by(events_t.c.sequence))).all()
     return [event_record(r) for r in rows]
-

@@ -46,4 +46,3 @@ async def watch_events(req: pb.WatchEventsRequest, ctx: CallContext) -> AsyncIte
     types = parse_types(list(req.types))
     async for rec in service.watch(ctx.services.engine, ctx.organization_id, optional(req, "starting_after"), types):
         yield None if rec is None else event_message(rec)
-
