@@ -95,6 +95,16 @@ class Config:
     webhook_allow_http: bool = False
     # Allow endpoints on loopback, private and link-local addresses (refused otherwise: SSRF).
     webhook_allow_private: bool = False
+    # The events job (docs/events.md): seconds between its passes in this process (0 = not run
+    # here). Each pass produces the time-based events (certificate.expiring and .expired,
+    # nexus.threshold_approaching and .threshold_crossed), once per organization, object and period
+    # however many replicas run it, and prunes old events and deliveries.
+    event_job_seconds: float = 3600.0
+    # Days before a certificate's expires_at from which certificate.expiring is produced (and days
+    # after it during which certificate.expired still is).
+    certificate_expiring_days: int = 30
+    # Days events and settled webhook deliveries are kept (0 = forever).
+    event_retention_days: float = 90.0
 
     @classmethod
     def from_env(cls, **overrides: object) -> Config:

@@ -147,3 +147,65 @@ def test_grpc_lists_and_gets_the_same_events(http: httpx.Client, admin_http: htt
     assert [e.type for e in rest_page.data] == ["customer.created"] and not rest_page.has_more
     err = call_error(stub.ListEvents, pb.ListEventsRequest(type="nope"), md(tenant.admin_key))
     assert err.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def watch_error(stub: pbg.EventServiceStub, request: pb.WatchEventsRequest, key: str) -> Any:
+    """The error a WatchEvents call ends with before sending anything."""
+    return call_error(lambda req, metadata: next(iter(stub.WatchEvents(req, metadata=metadata, timeout=30))),
+                      request, md(key))
+
+
+def test_watch_events_streams_stored_then_new_events_of_its_organization(
+        http: httpx.Client, admin_http: httpx.Client, channel: grpc.Channel, tenant: Tenant,
+        other_tenant: Tenant, server: LevyServer) -> None:
+    """gRPC server streaming: the events after the cursor, oldest first, then each new one as it
+    is committed, of the caller's organization and the types asked only; ended by the client."""
+    first = created(http.post("/customers", json={"source_id": "w-1"}), 201)
+    second = created(http.post("/customers", json={"source_id": "w-2"}), 201)
+    created(http.patch(f"/customers/{first['id']}", json={"name": "Ada"}))
+    [cursor] = [e for e in events(admin_http) if e["object_id"] == first["id"] and e["type"] == "customer.created"]
+    stub = pbg.EventServiceStub(channel)
+    call = stub.WatchEvents(pb.WatchEventsRequest(starting_after=cursor["id"], types=["customer.created",
+                                                                                     "customer.deleted"]),
+                            metadata=md(tenant.admin_key), timeout=120)
+    stream = iter(call)
+    try:
+        stored = next(stream)  # stored before the call: the second customer's (the update is filtered out)
+        assert (stored.type, stored.object_id) == ("customer.created", second["id"])
+        assert stored == stub.GetEvent(pb.GetEventRequest(event_id=stored.id), metadata=md(tenant.admin_key))
+        # Committed while the stream is open: another organization's event, an update (filtered
+        # out), then a delete: the delete is the next message.
+        with httpx.Client(base_url=server.http_url, headers={"X-API-Key": other_tenant.key}) as other:
+            created(other.post("/customers", json={"source_id": "elsewhere"}), 201)
+        created(http.patch(f"/customers/{second['id']}", json={"name": "Bea"}))
+        assert http.delete(f"/customers/{second['id']}").status_code == 204
+        new = next(stream)
+        assert (new.type, new.object_id) == ("customer.deleted", second["id"])
+        assert new.data.customer.name == "Bea"
+        assert new.id == events(admin_http, type="customer.deleted")[0]["id"]
+    finally:
+        call.cancel()
+
+
+def test_watch_events_without_a_cursor_starts_now(http: httpx.Client, channel: grpc.Channel, tenant: Tenant) -> None:
+    created(http.post("/customers", json={"source_id": "before"}), 201)
+    call = pbg.EventServiceStub(channel).WatchEvents(pb.WatchEventsRequest(), metadata=md(tenant.admin_key),
+                                                     timeout=120)
+    try:
+        # The stream has started once its initial metadata arrived; what is committed after is sent.
+        call.initial_metadata()
+        after = created(http.post("/customers", json={"source_id": "after"}), 201)
+        got = next(iter(call))
+        assert (got.type, got.object_id) == ("customer.created", after["id"])
+    finally:
+        call.cancel()
+
+
+def test_watch_events_refuses_bad_input_and_plain_keys(channel: grpc.Channel, tenant: Tenant) -> None:
+    stub = pbg.EventServiceStub(channel)
+    err = watch_error(stub, pb.WatchEventsRequest(types=["customer.created", "nope"]), tenant.admin_key)
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.violations[0][0] == "/types/1", err
+    err = watch_error(stub, pb.WatchEventsRequest(starting_after="evt_nope"), tenant.admin_key)
+    assert err.code == grpc.StatusCode.NOT_FOUND
+    assert watch_error(stub, pb.WatchEventsRequest(), tenant.key).code == grpc.StatusCode.PERMISSION_DENIED
+    assert watch_error(stub, pb.WatchEventsRequest(), "lk_nope").code == grpc.StatusCode.UNAUTHENTICATED

@@ -293,3 +293,37 @@ def test_an_import_killed_outright_leaves_no_process_and_a_rerun_completes_once(
         os.kill(c, signal.SIGKILL)
     assert not left, left
     _stopped_part_way_then_rerun(server, tenant, http, f, n)
+
+
+def test_an_import_records_the_same_events_as_the_api(server: LevyServer, tenant: Tenant,
+                                                      admin_http: httpx.Client, http: httpx.Client,
+                                                      tmp_path: Path) -> None:
+    """Issue 35: each transaction the command writes has the events ``POST /transactions/batch``
+    records, in the same transaction, with the transaction as ``GET /transactions/{id}`` returns
+    it: planned in a planner process (the default) and in the command's own (``--planners 0``)."""
+    register(admin_http, "TX")
+    p = uid()
+    org = ["--organization", tenant.organization_id, "--database-url", server.database_url]
+    for planners, name in (("1", "a"), ("0", "b")):
+        src = tmp_path / f"{name}.csv"
+        src.write_text(
+            "reference_id,type,status,transaction_date,tax_amount,parent_reference_id,line_id,quantity,unit_price,state\n"
+            f"{p}-{name}1,sale,finalized,2025-03-10,,,a,1,10000,TX\n"
+            f"{p}-{name}2,sale,filed,2025-03-11,,,,1,10000,TX\n"
+            f"{p}-{name}3,sale,draft,2025-03-11,,,,1,10000,TX\n"
+            f"{p}-{name}4,credit,finalized,2025-03-13,,{p}-{name}1,,1,4000,TX\n"
+        )
+        r = levy("transactions", "import", str(src), "--planners", planners, *org)
+        assert r.returncode == 0 and "4 created" in r.stdout, (r.stdout, r.stderr)
+        txn = {t["reference_id"]: t for t in http.get("/transactions", params={"limit": 100}).json()["data"]}
+        got = [e for e in admin_http.get("/events", params={"limit": 1000}).json()["data"]
+               if e["object_id"] in {txn[f"{p}-{name}{i}"]["id"] for i in range(1, 5)}]
+        by_ref = {t["id"]: ref.removeprefix(f"{p}-{name}") for ref, t in txn.items()}
+        assert sorted((by_ref[e["object_id"]], e["type"]) for e in got) == [
+            ("1", "transaction.created"), ("1", "transaction.finalized"),
+            ("2", "transaction.created"), ("2", "transaction.filed"),
+            ("3", "transaction.created"),
+            ("4", "credit.created"), ("4", "transaction.finalized"),
+        ]
+        for e in got:
+            assert e["data"]["transaction"] == http.get(f"/transactions/{e['object_id']}").json()

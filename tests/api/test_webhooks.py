@@ -16,6 +16,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,13 @@ import pytest
 from levy_client.webhooks import verify_webhook
 from standardwebhooks import Webhook
 
+from levy.domain.events import TYPES as EVENT_TYPES
 from levyserver import LevyServer, Tenant, create_tenant, fresh_database, own_server, start_server
 from txn_api import line, register
 from webhook_receiver import FAST, Receiver, receiver
 
 D = "2026-01-15T12:00:00Z"
+FAST = {**FAST, "LEVY_EVENT_JOB_SECONDS": "0.1"}  # the events job's time-based events are delivered too
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
@@ -79,6 +82,22 @@ def only_delivery(admin: httpx.Client, endpoint_id: str, until: Callable[[dict[s
     """The endpoint's one delivery, once ``until`` holds for it."""
     [delivery] = deliveries(admin, endpoint_id, lambda found: len(found) == 1 and until(found[0]))
     return delivery
+
+
+def day(offset: int) -> str:
+    """A date ``offset`` days from today on the server's (UTC) calendar."""
+    return (datetime.now(timezone.utc).date() + timedelta(days=offset)).isoformat()
+
+
+def stored_types(admin: httpx.Client, *types: str, timeout: float = 60) -> list[dict[str, Any]]:
+    """The organization's events once one of each of ``types`` is stored (the events job's)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        stored = list(ok(admin.get("/events", params={"limit": 1000}))["data"])
+        if set(types) <= {e["type"] for e in stored} or time.monotonic() > deadline:
+            assert set(types) <= {e["type"] for e in stored}, [e["type"] for e in stored]
+            return stored
+        time.sleep(0.05)
 
 
 def verified(ep: dict[str, Any], got: list[Any]) -> list[dict[str, Any]]:
@@ -151,12 +170,32 @@ def test_every_event_type_is_delivered_signed(org: tuple[httpx.Client, httpx.Cli
     period = {"jurisdiction": "US-ST-TX", "period_start": "2026-01-01", "period_end": "2026-01-31"}
     filing = ok(admin.post("/filings", json=period), 201)
     ok(admin.post(f"/filings/{filing['id']}", json={"status": "filed"}))
+    # Certificates: created, updated, deleted; one expiring in 10 days, one expired 3 days ago
+    # (the events job, every 0.1 s here, produces those two).
+    holder = ok(plain.post("/customers", json={"source_id": "c-2"}), 201)["id"]
+    certs = f"/customers/{holder}/exemption-certificates"
+    cert = {"jurisdiction": "US-ST-TX", "exemption_type": "resale", "status": "valid"}
+    gone = ok(admin.post(certs, json=cert), 201)
+    ok(admin.patch(f"{certs}/{gone['id']}", json={"status": "rejected"}))
+    assert admin.delete(f"{certs}/{gone['id']}").status_code == 204
+    ok(admin.post(certs, json={**cert, "expires_at": day(10)}), 201)
+    ok(admin.post(certs, json={**cert, "starts_at": day(-100), "expires_at": day(-3)}), 201)
+    # Nexus in Texas (threshold 50,000,000 cents over 12 months): 45,000,000 is 0.9, approaching;
+    # 10,000,000 more is 1.1, crossed.
+    big = {"type": "sale", "status": "finalized", "transaction_date": f"{day(-5)}T12:00:00Z"}
+    ok(plain.post("/transactions", json={**big, "line_items": [line(price=45_000_000)]}))
+    stored_types(admin, "nexus.threshold_approaching")
+    ok(plain.post("/transactions", json={**big, "line_items": [line(price=10_000_000)]}))
+    stored_types(admin, "nexus.threshold_crossed")
 
-    stored = ok(admin.get("/events"))["data"]
+    stored = stored_types(admin, "certificate.expiring", "certificate.expired")
     types = {e["type"] for e in stored}
+    assert types == set(EVENT_TYPES) - {"webhook_endpoint.disabled"}  # that one: its own test below
     assert types == {"customer.created", "customer.updated", "customer.deleted", "transaction.created",
                      "transaction.finalized", "credit.created", "transaction.voided", "filing.prepared",
-                     "filing.filed", "transaction.filed"}
+                     "filing.filed", "transaction.filed", "certificate.created", "certificate.updated",
+                     "certificate.deleted", "certificate.expiring", "certificate.expired",
+                     "nexus.threshold_approaching", "nexus.threshold_crossed"}
     got = rx.wait("/all", lambda g: {r.headers["webhook-id"] for r in g} >= {e["id"] for e in stored})
     bodies = verified(ep, got)
     by_id = {b["id"]: b for b in bodies}

@@ -40,6 +40,8 @@ from levy_client import (
 from levy_client.grpc_stubs import (
     customers_pb2,
     customers_pb2_grpc,
+    events_pb2,
+    events_pb2_grpc,
     organization_pb2,
     organization_pb2_grpc,
     reference_pb2,
@@ -310,6 +312,20 @@ def test_grpc_helper_sends_the_key_and_version(server: LevyServer, tenant: Tenan
         with pytest.raises(grpc.RpcError) as err:
             reference_pb2_grpc.ReferenceServiceStub(ch).ListProductTaxCodes(reference_pb2.ListProductTaxCodesRequest())
         assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_grpc_helper_watches_events_with_the_key(server: LevyServer, tenant: Tenant) -> None:
+    """The server-streaming WatchEvents through the helper's channel: the admin key goes with it."""
+    with channel(server.grpc_target, tenant.admin_key) as ch:
+        call = events_pb2_grpc.EventServiceStub(ch).WatchEvents(events_pb2.WatchEventsRequest(), timeout=120)
+        try:
+            call.initial_metadata()  # the stream's cursor is fixed: what is committed now is sent
+            made = customers_pb2_grpc.CustomerServiceStub(ch).CreateCustomer(
+                customers_pb2.CreateCustomerRequest(customer=customers_pb2.Customer(source_id="w-1")))
+            event = next(iter(call))
+            assert (event.type, event.object_id) == ("customer.created", made.id)
+        finally:
+            call.cancel()
 
 
 def test_the_package_needs_neither_the_server_nor_sqlalchemy() -> None:

@@ -31,6 +31,7 @@ from levy.app.handlers import (
     webhooks,
 )
 from levy.app.delivery import DeliveryWorker
+from levy.app.event_jobs import EventJob
 from levy.app.pipeline import Pipeline
 from levy.app.ratelimit import create_limiter
 from levy.app.rates_runtime import refresh_seconds
@@ -76,7 +77,7 @@ async def build(config: Config, *, migrate_db: bool = True, handler_table: dict[
     """Build the application of one server process: migrate the database (unless a
     parent process did), load the rate table, wire the pipeline, start the
     background tasks (the rate table's refresh, the idempotency purge, the webhook delivery
-    worker unless ``LEVY_WEBHOOK_WORKER=false``)."""
+    worker unless ``LEVY_WEBHOOK_WORKER=false``, the events job unless ``LEVY_EVENT_JOB_SECONDS=0``)."""
     services = AppServices.create(config)
     if migrate_db:
         await migrate.upgrade(services.engine)
@@ -89,6 +90,9 @@ async def build(config: Config, *, migrate_db: bool = True, handler_table: dict[
         if config.webhook_worker:
             worker = DeliveryWorker(services, render_event)
             app.background.append(asyncio.create_task(worker.run_forever(), name="levy-webhook-delivery"))
+        if config.event_job_seconds > 0:
+            job = EventJob(services)
+            app.background.append(asyncio.create_task(job.run_forever(), name="levy-events-job"))
         every = refresh_seconds()
         if every > 0:
             app.background.append(asyncio.create_task(services.rates.refresh_forever(every), name="levy-rates-refresh"))

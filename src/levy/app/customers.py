@@ -128,10 +128,12 @@ async def delete_customer(conn: AsyncConnection, org: str, customer_id: str) -> 
     if rec.deleted:
         return
     now = utcnow()
+    certificates = await store.certificates(org, customer_id)
     await store.delete_certificates(org, customer_id)
     changes = {"deleted_at": now, "updated_at": now}
     await store.update(org, customer_id, changes)
-    await events.record(conn, [events.customer_row("customer.deleted", org, replace(rec, **changes))])
+    await events.record(conn, [*(events.certificate_row("certificate.deleted", org, c) for c in certificates),
+                               events.customer_row("customer.deleted", org, replace(rec, **changes))])
 
 
 async def restore_customer(conn: AsyncConnection, org: str, customer_id: str) -> CustomerRecord:
@@ -250,6 +252,7 @@ async def add_certificate(conn: AsyncConnection, org: str, customer_id: str, raw
     )
     await store.insert_certificate(org, cert)
     await store.update(org, customer_id, {"exemption_updated_at": now})
+    await events.record(conn, [events.certificate_row("certificate.created", org, cert)])
     return cert
 
 
@@ -288,14 +291,17 @@ async def update_certificate(
     changes["updated_at"] = now
     await store.update_certificate(org, certificate_id, changes)
     await store.update(org, customer_id, {"exemption_updated_at": now})
-    return replace(cert, **changes)
+    updated = replace(cert, **changes)
+    await events.record(conn, [events.certificate_row("certificate.updated", org, updated)])
+    return updated
 
 
 async def remove_certificate(conn: AsyncConnection, org: str, customer_id: str, certificate_id: str) -> None:
     store = SqlCustomers(conn)
-    await certificate_of(store, org, customer_id, certificate_id)
+    cert = await certificate_of(store, org, customer_id, certificate_id)
     await store.delete_certificates(org, customer_id, certificate_id)
     await store.update(org, customer_id, {"exemption_updated_at": utcnow()})
+    await events.record(conn, [events.certificate_row("certificate.deleted", org, cert)])
 
 
 def today() -> date:

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from datetime import datetime, timezone
 
 from google.protobuf import message
@@ -210,6 +210,15 @@ class Pipeline:
             raise DeadlineExceeded(
                 f"The request did not complete within {timeout:g} seconds and was cancelled; nothing was changed."
             ) from None
+
+    def stream(self, method: MethodInfo, request: message.Message, ctx: CallContext) -> AsyncIterator[message.Message]:
+        """A server-streaming call, once admitted: field limits, then the handler's messages (no
+        request timeout and no concurrency place: it lasts until the caller cancels)."""
+        constraints.check(request, ctx.item_errors)
+        handler = self.handlers.get(method.full_name)
+        if handler is None:
+            raise NotImplementedYet(f"{method.name} is not implemented yet.")
+        return handler(request, ctx)  # type: ignore[return-value]
 
     async def close(self) -> None:
         await self.limiter.close()

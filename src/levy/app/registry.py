@@ -87,9 +87,23 @@ def services() -> tuple[descriptor.ServiceDescriptor, ...]:
 
 @cache
 def methods() -> tuple[MethodInfo, ...]:
+    """Every unary RPC: each has a REST route (the gateway, the OpenAPI document)."""
+    return _infos(streaming=False)
+
+
+@cache
+def streaming_methods() -> tuple[MethodInfo, ...]:
+    """The server-streaming RPCs (``EventService.WatchEvents``): gRPC only, without a REST route
+    (their ``http`` rule is empty); their handlers are async generators."""
+    return _infos(streaming=True)
+
+
+def _infos(*, streaming: bool) -> tuple[MethodInfo, ...]:
     out = []
     for svc in services():
         for m in svc.methods:
+            if m.server_streaming != streaming:
+                continue
             opts = m.GetOptions()
             out.append(
                 MethodInfo(
@@ -135,7 +149,7 @@ def input_names(message_descriptor: descriptor.Descriptor) -> tuple[str, ...]:
 def handles(full_name: str) -> Callable[[Handler], Handler]:
     """Mark ``fn`` as the handler of ``levy.v1.Service.Method`` (collected by
     :func:`collect_handlers` when the application is built)."""
-    if full_name not in method_by_name():
+    if full_name not in method_by_name() and full_name not in {m.full_name for m in streaming_methods()}:
         raise KeyError(f"no such RPC in the protos: {full_name}")
 
     def mark(fn: Handler) -> Handler:

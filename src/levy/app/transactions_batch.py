@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from sqlalchemy.exc import IntegrityError
@@ -77,6 +78,11 @@ def handed_over(p: Planned) -> Planned:
     raises :class:`StalePlan`."""
     credits = set(p.credits)
     credit_refs = {_reference(p.items[i]) for i in credits}
+    fresh = [r.record for r in p.fresh if r.record is not None]
+    rows = store.new_rows(fresh)
+    # Their events too, built here (the planner's CPU), stamped when written (:func:`write`).
+    rows[events.TABLE.name] = [row for rec in fresh
+                               for row in events.transaction_rows(transaction_events(rec.type, rec.status), rec)]
     results = [replace(r, record=None) for r in p.results]
     return Planned(
         items=[m if i in credits else pb.Transaction() for i, m in enumerate(p.items)],
@@ -85,7 +91,7 @@ def handed_over(p: Planned) -> Planned:
         credits=p.credits,
         stored={ref: rec for ref, rec in p.stored.items() if ref in credit_refs},
         taken=p.taken,
-        rows=store.new_rows([r.record for r in p.fresh if r.record is not None]),
+        rows=rows,
     )
 
 
@@ -157,6 +163,9 @@ async def write(ctx: CallContext, conn: AsyncConnection, p: Planned) -> list[Ite
                                    for row in events.transaction_rows(
                                        transaction_events(res.record.type, res.record.status), res.record)])
     else:
+        now = datetime.now(UTC)
+        for row in p.rows.get(events.TABLE.name, ()):
+            row["created_at"] = now
         try:
             async with conn.begin_nested():
                 await store.insert_new_rows(conn, p.rows)

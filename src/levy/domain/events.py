@@ -6,7 +6,7 @@ change, in the change's database transaction; the store lists them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from levy.domain.errors import LevyError, ValidationFailed
@@ -22,6 +22,13 @@ TYPES: dict[str, str] = {
     "customer.created": "customer",
     "customer.updated": "customer",
     "customer.deleted": "customer",
+    "certificate.created": "certificate",
+    "certificate.updated": "certificate",
+    "certificate.deleted": "certificate",
+    "certificate.expiring": "certificate",
+    "certificate.expired": "certificate",
+    "nexus.threshold_approaching": "nexus_state",
+    "nexus.threshold_crossed": "nexus_state",
     "filing.prepared": "filing",
     "filing.filed": "filing",
     "webhook_endpoint.disabled": "webhook_endpoint",
@@ -62,3 +69,51 @@ def parse_filters(type_: str | None, created_from: str | None, created_to: str |
     if errors:
         raise ValidationFailed.many(errors)
     return EventFilters(type_ or None, start, end)
+
+
+def parse_types(types: list[str]) -> frozenset[str]:
+    """The ``types`` of ``WatchEvents``: each a known type (422 at ``/types/<index>``)."""
+    errors: list[LevyError] = [
+        ValidationFailed(f"types[{i}] must be one of {', '.join(TYPES)}; got {t!r}", pointer=f"/types/{i}")
+        for i, t in enumerate(types) if t not in TYPES
+    ]
+    if errors:
+        raise ValidationFailed.many(errors)
+    return frozenset(types)
+
+
+#: Seconds a gap in the events' sequence is looked at again (see :class:`WatchCursor`).
+GAP_SECONDS = 30.0
+#: The most gaps a cursor keeps (the oldest are dropped first).
+MAX_GAPS = 10_000
+
+
+@dataclass
+class WatchCursor:
+    """Where ``WatchEvents`` stands in the sequence of every organization's events.
+
+    The database numbers events when they are inserted, and on PostgreSQL concurrent transactions
+    commit in any order: an event numbered 7 may become visible after 8 was read. So the numbers
+    skipped between the cursor and the highest read (gaps: a transaction not yet committed, or one
+    rolled back) are read again on each pass for :data:`GAP_SECONDS`; an insert whose commit comes
+    later than that after its number is missed by the stream (``GET /events`` still lists it)."""
+
+    after: int
+    gaps: dict[int, float] = field(default_factory=dict)  # sequence -> when first missed
+
+    def advance(self, seen: list[int], now: float, grace: float = GAP_SECONDS) -> None:
+        """Take the sequences read by a pass (after the cursor and among the gaps) at ``now``."""
+        found = set(seen)
+        for s in found:
+            self.gaps.pop(s, None)
+        top = max(found, default=self.after)
+        if top > self.after:
+            for s in range(max(self.after + 1, top - MAX_GAPS), top):
+                if s not in found:
+                    self.gaps[s] = now
+            self.after = top
+        for s, since in list(self.gaps.items()):
+            if now - since > grace:
+                del self.gaps[s]
+        while len(self.gaps) > MAX_GAPS:
+            del self.gaps[min(self.gaps)]

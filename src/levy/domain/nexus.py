@@ -77,7 +77,8 @@ APPROACHING_SHARE = Decimal("0.8")
 
 def standing(share: Decimal, *, exceeded: bool, needs_registration: bool) -> str:
     """``register`` (crossed, not registered), ``crossed``, ``approaching`` (at least
-    :data:`APPROACHING_SHARE` of the threshold) or ``below``."""
+    :data:`APPROACHING_SHARE` of the threshold) or ``below``: the console's nexus page and the
+    ``nexus.threshold_*`` events (:mod:`levy.domain.event_jobs`) both read it."""
     if needs_registration:
         return "register"
     if exceeded:

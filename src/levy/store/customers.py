@@ -271,4 +271,15 @@ def _new_row(org: str, customer_id: str, values: dict[str, Any], now: datetime) 
     }
 
 
-
+async def certificates_expiring_between(conn: AsyncConnection, start: Any, end: Any,
+                                        statuses: Sequence[str]) -> list[tuple[str, Certificate]]:
+    """(organization, certificate) of every certificate of an active customer with one of
+    ``statuses`` whose ``expires_at`` is from ``start`` to ``end`` (inclusive), every organization
+    (the events job, levy.app.event_jobs)."""
+    stmt = (
+        select(C).join(T, and_(T.c.id == C.c.customer_id, T.c.organization_id == C.c.organization_id))
+        .where(C.c.expires_at >= start, C.c.expires_at <= end, C.c.status.in_(list(statuses)),
+               T.c.deleted_at.is_(None))
+        .order_by(C.c.organization_id, C.c.id)
+    )
+    return [(r.organization_id, to_certificate(r)) for r in (await conn.execute(stmt)).all()]

@@ -30,6 +30,7 @@ from levy.v1.transactions_pb2 import TransactionLineItem
 from levy.store.db import transaction
 from levy.store.rows import contains_text, insert_committed, insert_rows, insert_together
 from levy.store.tables.areas import customers as customers_t
+from levy.store.tables.events import events as events_t
 from levy.store.tables.transactions import (
     transaction_line_taxes as taxes_t,
 )
@@ -476,7 +477,9 @@ def new_rows(recs: Sequence[TransactionRecord]) -> dict[str, list[dict[str, Any]
     return out
 
 
-_NEW_ROW_TABLES = {t.name: t for t in (txn_t, lines_t, taxes_t, alloc_t)}
+#: The tables of :func:`new_rows`, and the events the import command's planners add to them
+#: (:func:`levy.app.transactions_batch.handed_over`), inserted after the transactions.
+_NEW_ROW_TABLES = {t.name: t for t in (txn_t, lines_t, taxes_t, alloc_t, events_t)}
 
 
 async def insert_new_rows(conn: AsyncConnection, rows: dict[str, list[dict[str, Any]]]) -> None:

@@ -21,7 +21,7 @@ from grpc_status import rpc_status
 from levy.app import metrics
 from levy.app.auth import read_request_fields
 from levy.app.pipeline import Pipeline
-from levy.app.registry import MethodInfo, methods, services
+from levy.app.registry import MethodInfo, methods, services, streaming_methods
 from levy.config import Config
 from levy.domain.errors import LevyError, RateLimited, RequestTooLarge, ValidationFailed
 from levy.domain.ids import new_ulid
@@ -108,6 +108,47 @@ def _make_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: 
     return behavior
 
 
+def _make_stream_behavior(pipeline: Pipeline, m: MethodInfo, config: Config):  # type: ignore[no-untyped-def]
+    """A server-streaming RPC (``WatchEvents``): admitted like any call, then each message of the
+    handler sent as it comes; a domain error (before or during the stream) ends it with the rich
+    status; the caller's cancellation ends the handler. The handler yields None once when it is
+    ready: the initial metadata goes then (a client that waits for it knows that what is committed
+    from then on reaches it)."""
+    limit = m.policy.max_body_bytes or config.max_body_bytes
+
+    async def behavior(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        started = time.perf_counter()
+        ctx = pipeline.context(request_id="req_" + new_ulid(), transport="grpc")
+        forwarded = read_request_fields(ctx, context.invocation_metadata() or ())
+        try:
+            size = request.ByteSize()
+            if size > limit:
+                raise RequestTooLarge(f"The request is {size} bytes; the maximum is {limit} bytes.")
+            peer = client_address(context.peer(), forwarded, trust_forwarded_for=config.trust_forwarded_for)
+            await pipeline.admit(m, ctx, peer=peer)
+            if isinstance(request, _Undecodable):
+                raise ValidationFailed(
+                    f"The request is not a valid {m.request_cls.DESCRIPTOR.full_name} message: its bytes "
+                    "cannot be decoded.", type="json_invalid")
+            async for item in pipeline.stream(m, request, ctx):
+                if item is None:  # the handler is ready (WatchEvents: its cursor is fixed)
+                    await context.send_initial_metadata(_trailers(ctx))
+                    continue
+                yield item
+        except LevyError as e:
+            err: LevyError = e
+        except Exception as e:
+            err = from_unexpected(e, ctx, m.full_name)
+        else:  # pragma: no cover - the handler's stream ends only by cancellation or an error
+            _observe(m, ctx, "OK", started)
+            return
+        status = rpc_status.to_status(to_rpc_status(err))
+        _observe(m, ctx, status.code.name, started)
+        await context.abort_with_status(status._replace(trailing_metadata=tuple(status.trailing_metadata)))
+
+    return behavior
+
+
 def _observe(m: MethodInfo, ctx: Any, status: str, started: float) -> None:
     elapsed = time.perf_counter() - started
     metrics.observe("grpc", m.full_name, status, elapsed)
@@ -134,6 +175,12 @@ def generic_handlers(pipeline: Pipeline, config: Config) -> list[grpc.GenericRpc
     for m in methods():
         by_service.setdefault(m.service, {})[m.name] = grpc.unary_unary_rpc_method_handler(
             _make_behavior(pipeline, m, config),
+            request_deserializer=_deserializer(m.request_cls),
+            response_serializer=m.response_cls.SerializeToString,
+        )
+    for m in streaming_methods():
+        by_service.setdefault(m.service, {})[m.name] = grpc.unary_stream_rpc_method_handler(
+            _make_stream_behavior(pipeline, m, config),
             request_deserializer=_deserializer(m.request_cls),
             response_serializer=m.response_cls.SerializeToString,
         )

@@ -11,6 +11,7 @@ from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from levy.v1 import customers_pb2 as _customers_pb2
 from levy.v1 import filings_pb2 as _filings_pb2
+from levy.v1 import organization_pb2 as _organization_pb2
 from levy.v1 import transactions_pb2 as _transactions_pb2
 import builtins as _builtins
 import sys
@@ -42,11 +43,13 @@ class Event(_message.Message):
     every type).
     """
     object_type: _builtins.str
-    """The kind of object: `transaction`, `customer`, `filing` or
-    `webhook_endpoint`.
+    """The kind of object: `transaction`, `customer`, `filing`,
+    `webhook_endpoint`, `certificate` or `nexus_state`.
     """
     object_id: _builtins.str
-    """The object's id (`txn_`, `cust_`, `fil_`, `we_`)."""
+    """The object's id (`txn_`, `cust_`, `fil_`, `we_`, `cexc_`; a nexus state:
+    its jurisdiction, for example `US-ST-TX`).
+    """
     @_builtins.property
     def created_at(self) -> _timestamp_pb2.Timestamp:
         """When it happened (the commit of the change)."""
@@ -83,6 +86,8 @@ class EventData(_message.Message):
     CUSTOMER_FIELD_NUMBER: _builtins.int
     FILING_FIELD_NUMBER: _builtins.int
     WEBHOOK_ENDPOINT_FIELD_NUMBER: _builtins.int
+    CERTIFICATE_FIELD_NUMBER: _builtins.int
+    NEXUS_STATE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def transaction(self) -> _transactions_pb2.Transaction:
         """The transaction (sale or credit) of a `transaction.*` or `credit.*` event."""
@@ -99,6 +104,18 @@ class EventData(_message.Message):
     def webhook_endpoint(self) -> Global___WebhookEndpoint:
         """The endpoint of a `webhook_endpoint.*` event (without its secret)."""
 
+    @_builtins.property
+    def certificate(self) -> _organization_pb2.ExemptionCertificate:
+        """The exemption certificate of a `certificate.*` event, as
+        `GET /customers/{customer_id}/exemption-certificates` lists it.
+        """
+
+    @_builtins.property
+    def nexus_state(self) -> _filings_pb2.NexusState:
+        """The state of a `nexus.*` event, as its line of `GET /nexus` on the day the
+        event was produced.
+        """
+
     def __init__(
         self,
         *,
@@ -106,10 +123,12 @@ class EventData(_message.Message):
         customer: _customers_pb2.Customer | None = ...,
         filing: _filings_pb2.Filing | None = ...,
         webhook_endpoint: Global___WebhookEndpoint | None = ...,
+        certificate: _organization_pb2.ExemptionCertificate | None = ...,
+        nexus_state: _filings_pb2.NexusState | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["customer", b"customer", "filing", b"filing", "transaction", b"transaction", "webhook_endpoint", b"webhook_endpoint"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["certificate", b"certificate", "customer", b"customer", "filing", b"filing", "nexus_state", b"nexus_state", "transaction", b"transaction", "webhook_endpoint", b"webhook_endpoint"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["customer", b"customer", "filing", b"filing", "transaction", b"transaction", "webhook_endpoint", b"webhook_endpoint"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["certificate", b"certificate", "customer", b"customer", "filing", b"filing", "nexus_state", b"nexus_state", "transaction", b"transaction", "webhook_endpoint", b"webhook_endpoint"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -225,6 +244,38 @@ class GetEventRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetEventRequest: _TypeAlias = GetEventRequest  # noqa: Y015
+
+@_typing.final
+class WatchEventsRequest(_message.Message):
+    """Request of WatchEvents."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STARTING_AFTER_FIELD_NUMBER: _builtins.int
+    TYPES_FIELD_NUMBER: _builtins.int
+    starting_after: _builtins.str
+    """Start after this event (`evt_`): every later event is sent. Omitted: only
+    events committed after the call starts.
+    """
+    @_builtins.property
+    def types(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only events of these types (none: every type)."""
+
+    def __init__(
+        self,
+        *,
+        starting_after: _builtins.str | None = ...,
+        types: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_starting_after", b"_starting_after", "starting_after", b"starting_after"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_starting_after", b"_starting_after", "starting_after", b"starting_after", "types", b"types"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__starting_after: _TypeAlias = _typing.Literal["starting_after"]  # noqa: Y015
+    _WhichOneofArgType__starting_after: _TypeAlias = _typing.Literal["_starting_after", b"_starting_after"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__starting_after) -> _WhichOneofReturnType__starting_after | None: ...
+
+Global___WatchEventsRequest: _TypeAlias = WatchEventsRequest  # noqa: Y015
 
 @_typing.final
 class WebhookEndpoint(_message.Message):

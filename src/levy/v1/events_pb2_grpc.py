@@ -49,6 +49,11 @@ class EventServiceStub:
                 request_serializer=levy_dot_v1_dot_events__pb2.GetEventRequest.SerializeToString,
                 response_deserializer=levy_dot_v1_dot_events__pb2.Event.FromString,
                 _registered_method=True)
+        self.WatchEvents = channel.unary_stream(
+                '/levy.v1.EventService/WatchEvents',
+                request_serializer=levy_dot_v1_dot_events__pb2.WatchEventsRequest.SerializeToString,
+                response_deserializer=levy_dot_v1_dot_events__pb2.Event.FromString,
+                _registered_method=True)
 
 
 class EventServiceServicer:
@@ -72,6 +77,16 @@ class EventServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchEvents(self, request, context):
+        """Streams the organization's events, oldest first: those stored after the
+        cursor, then each new one once committed, until the caller cancels. gRPC
+        only (no REST route), for internal services. Without `starting_after`,
+        only events committed after the call starts.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EventServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -83,6 +98,11 @@ def add_EventServiceServicer_to_server(servicer, server):
             'GetEvent': grpc.unary_unary_rpc_method_handler(
                     servicer.GetEvent,
                     request_deserializer=levy_dot_v1_dot_events__pb2.GetEventRequest.FromString,
+                    response_serializer=levy_dot_v1_dot_events__pb2.Event.SerializeToString,
+            ),
+            'WatchEvents': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchEvents,
+                    request_deserializer=levy_dot_v1_dot_events__pb2.WatchEventsRequest.FromString,
                     response_serializer=levy_dot_v1_dot_events__pb2.Event.SerializeToString,
             ),
     }
@@ -143,6 +163,33 @@ class EventService:
             target,
             '/levy.v1.EventService/GetEvent',
             levy_dot_v1_dot_events__pb2.GetEventRequest.SerializeToString,
+            levy_dot_v1_dot_events__pb2.Event.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/levy.v1.EventService/WatchEvents',
+            levy_dot_v1_dot_events__pb2.WatchEventsRequest.SerializeToString,
             levy_dot_v1_dot_events__pb2.Event.FromString,
             options,
             channel_credentials,

@@ -42,6 +42,12 @@ class EventServiceStub:
     """Lists events, newest first."""
     GetEvent: _grpc.UnaryUnaryMultiCallable[_events_pb2.GetEventRequest, _events_pb2.Event]
     """Retrieves an event."""
+    WatchEvents: _grpc.UnaryStreamMultiCallable[_events_pb2.WatchEventsRequest, _events_pb2.Event]
+    """Streams the organization's events, oldest first: those stored after the
+    cursor, then each new one once committed, until the caller cancels. gRPC
+    only (no REST route), for internal services. Without `starting_after`,
+    only events committed after the call starts.
+    """
 
 @_typing.type_check_only
 class EventServiceAsyncStub(EventServiceStub):
@@ -56,6 +62,12 @@ class EventServiceAsyncStub(EventServiceStub):
     """Lists events, newest first."""
     GetEvent: _aio.UnaryUnaryMultiCallable[_events_pb2.GetEventRequest, _events_pb2.Event]  # type: ignore[assignment]
     """Retrieves an event."""
+    WatchEvents: _aio.UnaryStreamMultiCallable[_events_pb2.WatchEventsRequest, _events_pb2.Event]  # type: ignore[assignment]
+    """Streams the organization's events, oldest first: those stored after the
+    cursor, then each new one once committed, until the caller cancels. gRPC
+    only (no REST route), for internal services. Without `starting_after`,
+    only events committed after the call starts.
+    """
 
 class EventServiceServicer(metaclass=_abc_1.ABCMeta):
     """Events (issue 35, a Levy extension: the spec leaves events "not shown"):
@@ -79,6 +91,18 @@ class EventServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_events_pb2.Event, _abc.Awaitable[_events_pb2.Event]]:
         """Retrieves an event."""
+
+    @_abc_1.abstractmethod
+    def WatchEvents(
+        self,
+        request: _events_pb2.WatchEventsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_events_pb2.Event], _abc.AsyncIterator[_events_pb2.Event]]:
+        """Streams the organization's events, oldest first: those stored after the
+        cursor, then each new one once committed, until the caller cancels. gRPC
+        only (no REST route), for internal services. Without `starting_after`,
+        only events committed after the call starts.
+        """
 
 def add_EventServiceServicer_to_server(servicer: EventServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

@@ -480,11 +480,13 @@ class Event(TypedDict, total=False):
     created_at: Required[str | None]
     """When it happened (the commit of the change)."""
     object_type: Required[str]
-    """The kind of object: `transaction`, `customer`, `filing` or
-    `webhook_endpoint`.
+    """The kind of object: `transaction`, `customer`, `filing`,
+    `webhook_endpoint`, `certificate` or `nexus_state`.
     """
     object_id: Required[str]
-    """The object's id (`txn_`, `cust_`, `fil_`, `we_`)."""
+    """The object's id (`txn_`, `cust_`, `fil_`, `we_`, `cexc_`; a nexus state:
+    its jurisdiction, for example `US-ST-TX`).
+    """
     data: Required["EventData | None"]
     """The object as the API returned it just after the change."""
 
@@ -499,6 +501,14 @@ class EventData(TypedDict, total=False):
     """The filing of a `filing.*` event."""
     webhook_endpoint: Required["WebhookEndpoint | None"]
     """The endpoint of a `webhook_endpoint.*` event (without its secret)."""
+    certificate: Required["ExemptionCertificate | None"]
+    """The exemption certificate of a `certificate.*` event, as
+    `GET /customers/{customer_id}/exemption-certificates` lists it.
+    """
+    nexus_state: Required["NexusState | None"]
+    """The state of a `nexus.*` event, as its line of `GET /nexus` on the day the
+    event was produced.
+    """
 
 
 class ExemptionCertificate(TypedDict, total=False):

@@ -14,6 +14,15 @@ pushback, Levy's Retry-After). The stubs are in
         stub = reference_pb2_grpc.ReferenceServiceStub(ch)
         page = stub.ListProductTaxCodes(reference_pb2.ListProductTaxCodesRequest(limit=3))
 
+The server-streaming ``EventService.WatchEvents`` (admin keys) goes through it too::
+
+    from levy_client.grpc_stubs import events_pb2, events_pb2_grpc
+
+    with channel("127.0.0.1:50051", admin_key) as ch:
+        for event in events_pb2_grpc.EventServiceStub(ch).WatchEvents(
+                events_pb2.WatchEventsRequest(starting_after=last_id)):
+            last_id = event.id
+
 An error answer of a blocking call (``stub.Method(request)``, ``.with_call``) is
 raised as the ``ApiError`` subclass a REST caller would get (``NotFoundError``,
 ``ValidationError``, ...), with the same ``status`` and ``errors``; it is also a
@@ -183,9 +192,16 @@ def _error_object(message: Any) -> Any:
     return obj
 
 
-class _Metadata(grpc.UnaryUnaryClientInterceptor):
+class _Metadata(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
     def __init__(self, metadata: Sequence[tuple[str, str]]) -> None:
         self._metadata = list(metadata)
+
+    def intercept_unary_stream(self, continuation: Callable[..., Any], details: Any, request: Any) -> Any:
+        """A server-streaming call (``EventService.WatchEvents``): the key and version too."""
+        sent = list(details.metadata or [])
+        names = {k for k, _ in sent}
+        return continuation(_with_metadata(details, sent + [(k, v) for k, v in self._metadata if k not in names]),
+                            request)
 
     def intercept_unary_unary(self, continuation: Callable[..., Any], details: Any, request: Any) -> Any:
         sent = list(details.metadata or [])

@@ -1,13 +1,16 @@
-"""Events (issue 35): ``GET /events`` and ``GET /events/{event_id}``, thin adapters over
+"""Events (issue 35): ``GET /events``, ``GET /events/{event_id}`` and the gRPC stream
+``WatchEvents``, thin adapters over
 :mod:`levy.app.events`. See docs/events.md."""
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
 
 from levy.app import events as service
 from levy.app.context import CallContext
 from levy.app.handlers.messages import optional, page_of, set_time
 from levy.app.registry import handles
-from levy.domain.events import parse_filters
+from levy.domain.events import parse_filters, parse_types
 from levy.store.events import EventRecord
 from levy.v1 import events_pb2 as pb
 
@@ -34,3 +37,12 @@ async def get_event(req: pb.GetEventRequest, ctx: CallContext) -> pb.Event:
     async with ctx.uow() as conn:
         rec = await service.get_event(conn, ctx.organization_id, req.event_id)
     return event_message(rec)
+
+
+@handles("levy.v1.EventService.WatchEvents")
+async def watch_events(req: pb.WatchEventsRequest, ctx: CallContext) -> AsyncIterator[pb.Event | None]:  # type: ignore[misc]
+    """Server-streaming (gRPC only): the events after the cursor, then new ones, until cancelled
+    (None first, when the cursor is fixed: the transport sends its initial metadata then)."""
+    types = parse_types(list(req.types))
+    async for rec in service.watch(ctx.services.engine, ctx.organization_id, optional(req, "starting_after"), types):
+        yield None if rec is None else event_message(rec)

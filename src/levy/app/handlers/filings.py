@@ -243,18 +243,24 @@ def nexus_message(as_of: date, rows: Iterable[NexusStateReport],
     if international is not None:
         _international_nexus(international, msg)
     for r in rows:
-        s = msg.states.add(
-            state=r.state, sales_amount=str(r.sales), transaction_count=r.transactions, rule=str(r.rule),
-            measurement_period=str(r.measurement_period), threshold_share=str(r.share), exceeded=r.exceeded,
-            is_registered=r.registered, period_start=r.period_start.isoformat(), period_end=r.period_end.isoformat(),
-            threshold_source=r.threshold_source, needs_registration=r.needs_registration,
-        )
-        if r.sales_threshold is not None:
-            s.sales_threshold = str(r.sales_threshold)
-        if r.transaction_threshold is not None:
-            s.transaction_threshold = r.transaction_threshold
-        if r.crossed_on is not None:
-            s.crossed_on = r.crossed_on.isoformat()
-        s.converted_transaction_count = len(r.converted)
-        _converted(r.converted, s.converted_transactions)
+        msg.states.append(nexus_state_message(r))
     return msg
+
+
+def nexus_state_message(r: NexusStateReport) -> pb.NexusState:
+    """One state's line of ``GET /nexus`` (also the object of a ``nexus.*`` event)."""
+    s = pb.NexusState(
+        state=r.state, sales_amount=str(r.sales), transaction_count=r.transactions, rule=str(r.rule),
+        measurement_period=str(r.measurement_period), threshold_share=str(r.share), exceeded=r.exceeded,
+        is_registered=r.registered, period_start=r.period_start.isoformat(), period_end=r.period_end.isoformat(),
+        threshold_source=r.threshold_source, needs_registration=r.needs_registration,
+    )
+    if r.sales_threshold is not None:
+        s.sales_threshold = str(r.sales_threshold)
+    if r.transaction_threshold is not None:
+        s.transaction_threshold = r.transaction_threshold
+    if r.crossed_on is not None:
+        s.crossed_on = r.crossed_on.isoformat()
+    s.converted_transaction_count = len(r.converted)
+    _converted(r.converted, s.converted_transactions)
+    return s

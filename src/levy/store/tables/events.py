@@ -48,7 +48,22 @@ events = Table(
     Index(None, "organization_id", "sequence"),
     Index(None, "organization_id", "type", "sequence"),
     Index(None, "dispatched", "sequence"),
+    Index(None, "created_at"),
     sqlite_autoincrement=True,
+)
+
+# The time-based events already produced (issue 35): one row per organization and key (the
+# event's type, its object and its period, levy.domain.event_jobs), inserted with ON CONFLICT DO
+# NOTHING in the transaction of the event it marks. The primary key makes the event once per
+# period however many replicas run the job at the same time.
+event_marks = Table(
+    "event_marks",
+    metadata,
+    Column("organization_id", id_column_type(), nullable=False),
+    Column("key", String(200), nullable=False),
+    Column("event_id", id_column_type(), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    PrimaryKeyConstraint("organization_id", "key"),
 )
 
 webhook_endpoints = Table(
@@ -89,6 +104,7 @@ webhook_deliveries = Table(
     Index(None, "status", "next_attempt_at"),
     Index(None, "endpoint_id", "object_id", "event_sequence"),
     Index(None, "organization_id", "endpoint_id", "id"),
+    Index(None, "created_at"),
 )
 
 webhook_attempts = Table(

@@ -30,10 +30,11 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from levy_client.grpc_stubs import customers_pb2 as levy_dot_v1_dot_customers__pb2
 from levy_client.grpc_stubs import filings_pb2 as levy_dot_v1_dot_filings__pb2
 from levy_client.grpc_stubs import options_pb2 as levy_dot_v1_dot_options__pb2
+from levy_client.grpc_stubs import organization_pb2 as levy_dot_v1_dot_organization__pb2
 from levy_client.grpc_stubs import transactions_pb2 as levy_dot_v1_dot_transactions__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14levy/v1/events.proto\x12\x07levy.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17levy/v1/customers.proto\x1a\x15levy/v1/filings.proto\x1a\x15levy/v1/options.proto\x1a\x1alevy/v1/transactions.proto\"\xbf\x01\n\x05\x45vent\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x12\n\x04type\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x19\n\x0bobject_type\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x17\n\tobject_id\x18\x05 \x01(\tB\x04\xe2\x41\x01\x03\x12&\n\x04\x64\x61ta\x18\x06 \x01(\x0b\x32\x12.levy.v1.EventDataB\x04\xe2\x41\x01\x03\"\xc8\x01\n\tEventData\x12/\n\x0btransaction\x18\x01 \x01(\x0b\x32\x14.levy.v1.TransactionB\x04\xe2\x41\x01\x03\x12)\n\x08\x63ustomer\x18\x02 \x01(\x0b\x32\x11.levy.v1.CustomerB\x04\xe2\x41\x01\x03\x12%\n\x06\x66iling\x18\x03 \x01(\x0b\x32\x0f.levy.v1.FilingB\x04\xe2\x41\x01\x03\x12\x38\n\x10webhook_endpoint\x18\x04 \x01(\x0b\x32\x18.levy.v1.WebhookEndpointB\x04\xe2\x41\x01\x03\"\xe9\x01\n\x11ListEventsRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x19\n\x04type\x18\x03 \x01(\tB\x06\xaa\xbb\x18\x02\x08@H\x02\x88\x01\x01\x12!\n\x0c\x63reated_from\x18\x04 \x01(\tB\x06\xaa\xbb\x18\x02\x08(H\x03\x88\x01\x01\x12\x1f\n\ncreated_to\x18\x05 \x01(\tB\x06\xaa\xbb\x18\x02\x08(H\x04\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_afterB\x07\n\x05_typeB\x0f\n\r_created_fromB\r\n\x0b_created_to\"D\n\x12ListEventsResponse\x12\x1c\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x0e.levy.v1.Event\x12\x10\n\x08has_more\x18\x02 \x01(\x08\")\n\x0fGetEventRequest\x12\x16\n\x08\x65vent_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\x8f\x03\n\x0fWebhookEndpoint\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x1b\n\x03url\x18\x02 \x01(\tB\t\xaa\xbb\x18\x05\x08\x80\x10\x30\x01H\x00\x88\x01\x01\x12\x1e\n\x0e\x65nabled_events\x18\x03 \x03(\tB\x06\xaa\xbb\x18\x02\x10@\x12!\n\x0b\x64\x65scription\x18\x04 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xf4\x03H\x01\x88\x01\x01\x12\x1c\n\x07\x65nabled\x18\x05 \x01(\x08\x42\x06\xaa\xbb\x18\x02\x30\x01H\x02\x88\x01\x01\x12\x19\n\x06secret\x18\x06 \x01(\tB\x04\xe2\x41\x01\x03H\x03\x88\x01\x01\x12\"\n\x0f\x64isabled_reason\x18\x07 \x01(\tB\x04\xe2\x41\x01\x03H\x04\x88\x01\x01\x12\x34\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x34\n\nupdated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x42\x06\n\x04_urlB\x0e\n\x0c_descriptionB\n\n\x08_enabledB\t\n\x07_secretB\x12\n\x10_disabled_reason\"\xa8\x02\n\x0fWebhookDelivery\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x19\n\x0b\x65ndpoint_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x16\n\x08\x65vent_id\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x18\n\nevent_type\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x14\n\x06status\x18\x05 \x01(\tB\x04\xe2\x41\x01\x03\x12\x39\n\x0fnext_attempt_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12/\n\x08\x61ttempts\x18\x08 \x03(\x0b\x32\x17.levy.v1.WebhookAttemptB\x04\xe2\x41\x01\x03\"\xd7\x01\n\x0eWebhookAttempt\x12\x14\n\x06number\x18\x01 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12,\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x1e\n\x0bstatus_code\x18\x03 \x01(\x05\x42\x04\xe2\x41\x01\x03H\x00\x88\x01\x01\x12\x17\n\tsucceeded\x18\x04 \x01(\x08\x42\x04\xe2\x41\x01\x03\x12\x18\n\nlatency_ms\x18\x05 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x1e\n\x10response_excerpt\x18\x06 \x01(\tB\x04\xe2\x41\x01\x03\x42\x0e\n\x0c_status_code\"X\n\x1c\x43reateWebhookEndpointRequest\x12\x38\n\x10webhook_endpoint\x18\x01 \x01(\x0b\x32\x18.levy.v1.WebhookEndpointB\x04\xe2\x41\x01\x02\"k\n\x1bListWebhookEndpointsRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_after\"X\n\x1cListWebhookEndpointsResponse\x12&\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x18.levy.v1.WebhookEndpoint\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"6\n\x19GetWebhookEndpointRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\xa4\x01\n\x1cUpdateWebhookEndpointRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x38\n\x10webhook_endpoint\x18\x02 \x01(\x0b\x32\x18.levy.v1.WebhookEndpointB\x04\xe2\x41\x01\x02\x12/\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMask\"9\n\x1c\x44\x65leteWebhookEndpointRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"?\n\"RotateWebhookEndpointSecretRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\x87\x01\n\x1cListWebhookDeliveriesRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x12\n\x05limit\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x03 \x01(\tH\x01\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_after\"Y\n\x1dListWebhookDeliveriesResponse\x12&\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x18.levy.v1.WebhookDelivery\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"T\n\x1cReplayWebhookDeliveryRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x19\n\x0b\x64\x65livery_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x02\x32\xc4\x01\n\x0c\x45ventService\x12\\\n\nListEvents\x12\x1a.levy.v1.ListEventsRequest\x1a\x1b.levy.v1.ListEventsResponse\"\x15\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\t\x12\x07/events\x12V\n\x08GetEvent\x12\x18.levy.v1.GetEventRequest\x1a\x0e.levy.v1.Event\" \xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/events/{event_id}2\xd2\t\n\x0eWebhookService\x12\x8f\x01\n\x15\x43reateWebhookEndpoint\x12%.levy.v1.CreateWebhookEndpointRequest\x1a\x18.levy.v1.WebhookEndpoint\"5\xa2\xbb\x18\x05\x08\xc9\x01\x18\x01\x82\xd3\xe4\x93\x02&\"\x12/webhook-endpoints:\x10webhook_endpoint\x12\x85\x01\n\x14ListWebhookEndpoints\x12$.levy.v1.ListWebhookEndpointsRequest\x1a%.levy.v1.ListWebhookEndpointsResponse\" \xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/webhook-endpoints\x12\x82\x01\n\x12GetWebhookEndpoint\x12\".levy.v1.GetWebhookEndpointRequest\x1a\x18.levy.v1.WebhookEndpoint\".\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\"\x12 /webhook-endpoints/{endpoint_id}\x12\x9a\x01\n\x15UpdateWebhookEndpoint\x12%.levy.v1.UpdateWebhookEndpointRequest\x1a\x18.levy.v1.WebhookEndpoint\"@\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x34\x32 /webhook-endpoints/{endpoint_id}:\x10webhook_endpoint\x12\x89\x01\n\x15\x44\x65leteWebhookEndpoint\x12%.levy.v1.DeleteWebhookEndpointRequest\x1a\x16.google.protobuf.Empty\"1\xa2\xbb\x18\x05\x08\xcc\x01\x18\x01\x82\xd3\xe4\x93\x02\"* /webhook-endpoints/{endpoint_id}\x12\xa5\x01\n\x1bRotateWebhookEndpointSecret\x12+.levy.v1.RotateWebhookEndpointSecretRequest\x1a\x18.levy.v1.WebhookEndpoint\"?\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x33\"./webhook-endpoints/{endpoint_id}/rotate-secret:\x01*\x12\xa1\x01\n\x15ListWebhookDeliveries\x12%.levy.v1.ListWebhookDeliveriesRequest\x1a&.levy.v1.ListWebhookDeliveriesResponse\"9\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02-\x12+/webhook-endpoints/{endpoint_id}/deliveries\x12\xab\x01\n\x15ReplayWebhookDelivery\x12%.levy.v1.ReplayWebhookDeliveryRequest\x1a\x18.levy.v1.WebhookDelivery\"Q\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x45\"@/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/replay:\x01*b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14levy/v1/events.proto\x12\x07levy.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17levy/v1/customers.proto\x1a\x15levy/v1/filings.proto\x1a\x15levy/v1/options.proto\x1a\x1alevy/v1/organization.proto\x1a\x1alevy/v1/transactions.proto\"\xbf\x01\n\x05\x45vent\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x12\n\x04type\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x19\n\x0bobject_type\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x17\n\tobject_id\x18\x05 \x01(\tB\x04\xe2\x41\x01\x03\x12&\n\x04\x64\x61ta\x18\x06 \x01(\x0b\x32\x12.levy.v1.EventDataB\x04\xe2\x41\x01\x03\"\xb4\x02\n\tEventData\x12/\n\x0btransaction\x18\x01 \x01(\x0b\x32\x14.levy.v1.TransactionB\x04\xe2\x41\x01\x03\x12)\n\x08\x63ustomer\x18\x02 \x01(\x0b\x32\x11.levy.v1.CustomerB\x04\xe2\x41\x01\x03\x12%\n\x06\x66iling\x18\x03 \x01(\x0b\x32\x0f.levy.v1.FilingB\x04\xe2\x41\x01\x03\x12\x38\n\x10webhook_endpoint\x18\x04 \x01(\x0b\x32\x18.levy.v1.WebhookEndpointB\x04\xe2\x41\x01\x03\x12\x39\n\x0b\x63\x65rtificate\x18\xca\x02 \x01(\x0b\x32\x1d.levy.v1.ExemptionCertificateB\x04\xe2\x41\x01\x03\x12/\n\x0bnexus_state\x18\xcb\x02 \x01(\x0b\x32\x13.levy.v1.NexusStateB\x04\xe2\x41\x01\x03\"\xe9\x01\n\x11ListEventsRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x19\n\x04type\x18\x03 \x01(\tB\x06\xaa\xbb\x18\x02\x08@H\x02\x88\x01\x01\x12!\n\x0c\x63reated_from\x18\x04 \x01(\tB\x06\xaa\xbb\x18\x02\x08(H\x03\x88\x01\x01\x12\x1f\n\ncreated_to\x18\x05 \x01(\tB\x06\xaa\xbb\x18\x02\x08(H\x04\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_afterB\x07\n\x05_typeB\x0f\n\r_created_fromB\r\n\x0b_created_to\"D\n\x12ListEventsResponse\x12\x1c\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x0e.levy.v1.Event\x12\x10\n\x08has_more\x18\x02 \x01(\x08\")\n\x0fGetEventRequest\x12\x16\n\x08\x65vent_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"c\n\x12WatchEventsRequest\x12#\n\x0estarting_after\x18\x01 \x01(\tB\x06\xaa\xbb\x18\x02\x08(H\x00\x88\x01\x01\x12\x15\n\x05types\x18\x02 \x03(\tB\x06\xaa\xbb\x18\x02\x10@B\x11\n\x0f_starting_after\"\x8f\x03\n\x0fWebhookEndpoint\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x1b\n\x03url\x18\x02 \x01(\tB\t\xaa\xbb\x18\x05\x08\x80\x10\x30\x01H\x00\x88\x01\x01\x12\x1e\n\x0e\x65nabled_events\x18\x03 \x03(\tB\x06\xaa\xbb\x18\x02\x10@\x12!\n\x0b\x64\x65scription\x18\x04 \x01(\tB\x07\xaa\xbb\x18\x03\x08\xf4\x03H\x01\x88\x01\x01\x12\x1c\n\x07\x65nabled\x18\x05 \x01(\x08\x42\x06\xaa\xbb\x18\x02\x30\x01H\x02\x88\x01\x01\x12\x19\n\x06secret\x18\x06 \x01(\tB\x04\xe2\x41\x01\x03H\x03\x88\x01\x01\x12\"\n\x0f\x64isabled_reason\x18\x07 \x01(\tB\x04\xe2\x41\x01\x03H\x04\x88\x01\x01\x12\x34\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x34\n\nupdated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x42\x06\n\x04_urlB\x0e\n\x0c_descriptionB\n\n\x08_enabledB\t\n\x07_secretB\x12\n\x10_disabled_reason\"\xa8\x02\n\x0fWebhookDelivery\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x19\n\x0b\x65ndpoint_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x16\n\x08\x65vent_id\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x18\n\nevent_type\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x14\n\x06status\x18\x05 \x01(\tB\x04\xe2\x41\x01\x03\x12\x39\n\x0fnext_attempt_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12/\n\x08\x61ttempts\x18\x08 \x03(\x0b\x32\x17.levy.v1.WebhookAttemptB\x04\xe2\x41\x01\x03\"\xd7\x01\n\x0eWebhookAttempt\x12\x14\n\x06number\x18\x01 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12,\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x1e\n\x0bstatus_code\x18\x03 \x01(\x05\x42\x04\xe2\x41\x01\x03H\x00\x88\x01\x01\x12\x17\n\tsucceeded\x18\x04 \x01(\x08\x42\x04\xe2\x41\x01\x03\x12\x18\n\nlatency_ms\x18\x05 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x1e\n\x10response_excerpt\x18\x06 \x01(\tB\x04\xe2\x41\x01\x03\x42\x0e\n\x0c_status_code\"X\n\x1c\x43reateWebhookEndpointRequest\x12\x38\n\x10webhook_endpoint\x18\x01 \x01(\x0b\x32\x18.levy.v1.WebhookEndpointB\x04\xe2\x41\x01\x02\"k\n\x1bListWebhookEndpointsRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_after\"X\n\x1cListWebhookEndpointsResponse\x12&\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x18.levy.v1.WebhookEndpoint\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"6\n\x19GetWebhookEndpointRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\xa4\x01\n\x1cUpdateWebhookEndpointRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x38\n\x10webhook_endpoint\x18\x02 \x01(\x0b\x32\x18.levy.v1.WebhookEndpointB\x04\xe2\x41\x01\x02\x12/\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMask\"9\n\x1c\x44\x65leteWebhookEndpointRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"?\n\"RotateWebhookEndpointSecretRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\"\x87\x01\n\x1cListWebhookDeliveriesRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x12\n\x05limit\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x1b\n\x0estarting_after\x18\x03 \x01(\tH\x01\x88\x01\x01\x42\x08\n\x06_limitB\x11\n\x0f_starting_after\"Y\n\x1dListWebhookDeliveriesResponse\x12&\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32\x18.levy.v1.WebhookDelivery\x12\x10\n\x08has_more\x18\x02 \x01(\x08\"T\n\x1cReplayWebhookDeliveryRequest\x12\x19\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x02\x12\x19\n\x0b\x64\x65livery_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x02\x32\x8a\x02\n\x0c\x45ventService\x12\\\n\nListEvents\x12\x1a.levy.v1.ListEventsRequest\x1a\x1b.levy.v1.ListEventsResponse\"\x15\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\t\x12\x07/events\x12V\n\x08GetEvent\x12\x18.levy.v1.GetEventRequest\x1a\x0e.levy.v1.Event\" \xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/events/{event_id}\x12\x44\n\x0bWatchEvents\x12\x1b.levy.v1.WatchEventsRequest\x1a\x0e.levy.v1.Event\"\x06\xa2\xbb\x18\x02\x18\x01\x30\x01\x32\xd2\t\n\x0eWebhookService\x12\x8f\x01\n\x15\x43reateWebhookEndpoint\x12%.levy.v1.CreateWebhookEndpointRequest\x1a\x18.levy.v1.WebhookEndpoint\"5\xa2\xbb\x18\x05\x08\xc9\x01\x18\x01\x82\xd3\xe4\x93\x02&\"\x12/webhook-endpoints:\x10webhook_endpoint\x12\x85\x01\n\x14ListWebhookEndpoints\x12$.levy.v1.ListWebhookEndpointsRequest\x1a%.levy.v1.ListWebhookEndpointsResponse\" \xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/webhook-endpoints\x12\x82\x01\n\x12GetWebhookEndpoint\x12\".levy.v1.GetWebhookEndpointRequest\x1a\x18.levy.v1.WebhookEndpoint\".\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\"\x12 /webhook-endpoints/{endpoint_id}\x12\x9a\x01\n\x15UpdateWebhookEndpoint\x12%.levy.v1.UpdateWebhookEndpointRequest\x1a\x18.levy.v1.WebhookEndpoint\"@\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x34\x32 /webhook-endpoints/{endpoint_id}:\x10webhook_endpoint\x12\x89\x01\n\x15\x44\x65leteWebhookEndpoint\x12%.levy.v1.DeleteWebhookEndpointRequest\x1a\x16.google.protobuf.Empty\"1\xa2\xbb\x18\x05\x08\xcc\x01\x18\x01\x82\xd3\xe4\x93\x02\"* /webhook-endpoints/{endpoint_id}\x12\xa5\x01\n\x1bRotateWebhookEndpointSecret\x12+.levy.v1.RotateWebhookEndpointSecretRequest\x1a\x18.levy.v1.WebhookEndpoint\"?\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x33\"./webhook-endpoints/{endpoint_id}/rotate-secret:\x01*\x12\xa1\x01\n\x15ListWebhookDeliveries\x12%.levy.v1.ListWebhookDeliveriesRequest\x1a&.levy.v1.ListWebhookDeliveriesResponse\"9\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02-\x12+/webhook-endpoints/{endpoint_id}/deliveries\x12\xab\x01\n\x15ReplayWebhookDelivery\x12%.levy.v1.ReplayWebhookDeliveryRequest\x1a\x18.levy.v1.WebhookDelivery\"Q\xa2\xbb\x18\x02\x18\x01\x82\xd3\xe4\x93\x02\x45\"@/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/replay:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -60,6 +61,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVENTDATA'].fields_by_name['filing']._serialized_options = b'\342A\001\003'
   _globals['_EVENTDATA'].fields_by_name['webhook_endpoint']._loaded_options = None
   _globals['_EVENTDATA'].fields_by_name['webhook_endpoint']._serialized_options = b'\342A\001\003'
+  _globals['_EVENTDATA'].fields_by_name['certificate']._loaded_options = None
+  _globals['_EVENTDATA'].fields_by_name['certificate']._serialized_options = b'\342A\001\003'
+  _globals['_EVENTDATA'].fields_by_name['nexus_state']._loaded_options = None
+  _globals['_EVENTDATA'].fields_by_name['nexus_state']._serialized_options = b'\342A\001\003'
   _globals['_LISTEVENTSREQUEST'].fields_by_name['type']._loaded_options = None
   _globals['_LISTEVENTSREQUEST'].fields_by_name['type']._serialized_options = b'\252\273\030\002\010@'
   _globals['_LISTEVENTSREQUEST'].fields_by_name['created_from']._loaded_options = None
@@ -68,6 +73,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTEVENTSREQUEST'].fields_by_name['created_to']._serialized_options = b'\252\273\030\002\010('
   _globals['_GETEVENTREQUEST'].fields_by_name['event_id']._loaded_options = None
   _globals['_GETEVENTREQUEST'].fields_by_name['event_id']._serialized_options = b'\342A\001\002'
+  _globals['_WATCHEVENTSREQUEST'].fields_by_name['starting_after']._loaded_options = None
+  _globals['_WATCHEVENTSREQUEST'].fields_by_name['starting_after']._serialized_options = b'\252\273\030\002\010('
+  _globals['_WATCHEVENTSREQUEST'].fields_by_name['types']._loaded_options = None
+  _globals['_WATCHEVENTSREQUEST'].fields_by_name['types']._serialized_options = b'\252\273\030\002\020@'
   _globals['_WEBHOOKENDPOINT'].fields_by_name['id']._loaded_options = None
   _globals['_WEBHOOKENDPOINT'].fields_by_name['id']._serialized_options = b'\342A\001\003'
   _globals['_WEBHOOKENDPOINT'].fields_by_name['url']._loaded_options = None
@@ -136,6 +145,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVENTSERVICE'].methods_by_name['ListEvents']._serialized_options = b'\242\273\030\002\030\001\202\323\344\223\002\t\022\007/events'
   _globals['_EVENTSERVICE'].methods_by_name['GetEvent']._loaded_options = None
   _globals['_EVENTSERVICE'].methods_by_name['GetEvent']._serialized_options = b'\242\273\030\002\030\001\202\323\344\223\002\024\022\022/events/{event_id}'
+  _globals['_EVENTSERVICE'].methods_by_name['WatchEvents']._loaded_options = None
+  _globals['_EVENTSERVICE'].methods_by_name['WatchEvents']._serialized_options = b'\242\273\030\002\030\001'
   _globals['_WEBHOOKSERVICE'].methods_by_name['CreateWebhookEndpoint']._loaded_options = None
   _globals['_WEBHOOKSERVICE'].methods_by_name['CreateWebhookEndpoint']._serialized_options = b'\242\273\030\005\010\311\001\030\001\202\323\344\223\002&\"\022/webhook-endpoints:\020webhook_endpoint'
   _globals['_WEBHOOKSERVICE'].methods_by_name['ListWebhookEndpoints']._loaded_options = None
@@ -152,44 +163,46 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_WEBHOOKSERVICE'].methods_by_name['ListWebhookDeliveries']._serialized_options = b'\242\273\030\002\030\001\202\323\344\223\002-\022+/webhook-endpoints/{endpoint_id}/deliveries'
   _globals['_WEBHOOKSERVICE'].methods_by_name['ReplayWebhookDelivery']._loaded_options = None
   _globals['_WEBHOOKSERVICE'].methods_by_name['ReplayWebhookDelivery']._serialized_options = b'\242\273\030\002\030\001\202\323\344\223\002E\"@/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/replay:\001*'
-  _globals['_EVENT']._serialized_start=292
-  _globals['_EVENT']._serialized_end=483
-  _globals['_EVENTDATA']._serialized_start=486
-  _globals['_EVENTDATA']._serialized_end=686
-  _globals['_LISTEVENTSREQUEST']._serialized_start=689
-  _globals['_LISTEVENTSREQUEST']._serialized_end=922
-  _globals['_LISTEVENTSRESPONSE']._serialized_start=924
-  _globals['_LISTEVENTSRESPONSE']._serialized_end=992
-  _globals['_GETEVENTREQUEST']._serialized_start=994
-  _globals['_GETEVENTREQUEST']._serialized_end=1035
-  _globals['_WEBHOOKENDPOINT']._serialized_start=1038
-  _globals['_WEBHOOKENDPOINT']._serialized_end=1437
-  _globals['_WEBHOOKDELIVERY']._serialized_start=1440
-  _globals['_WEBHOOKDELIVERY']._serialized_end=1736
-  _globals['_WEBHOOKATTEMPT']._serialized_start=1739
-  _globals['_WEBHOOKATTEMPT']._serialized_end=1954
-  _globals['_CREATEWEBHOOKENDPOINTREQUEST']._serialized_start=1956
-  _globals['_CREATEWEBHOOKENDPOINTREQUEST']._serialized_end=2044
-  _globals['_LISTWEBHOOKENDPOINTSREQUEST']._serialized_start=2046
-  _globals['_LISTWEBHOOKENDPOINTSREQUEST']._serialized_end=2153
-  _globals['_LISTWEBHOOKENDPOINTSRESPONSE']._serialized_start=2155
-  _globals['_LISTWEBHOOKENDPOINTSRESPONSE']._serialized_end=2243
-  _globals['_GETWEBHOOKENDPOINTREQUEST']._serialized_start=2245
-  _globals['_GETWEBHOOKENDPOINTREQUEST']._serialized_end=2299
-  _globals['_UPDATEWEBHOOKENDPOINTREQUEST']._serialized_start=2302
-  _globals['_UPDATEWEBHOOKENDPOINTREQUEST']._serialized_end=2466
-  _globals['_DELETEWEBHOOKENDPOINTREQUEST']._serialized_start=2468
-  _globals['_DELETEWEBHOOKENDPOINTREQUEST']._serialized_end=2525
-  _globals['_ROTATEWEBHOOKENDPOINTSECRETREQUEST']._serialized_start=2527
-  _globals['_ROTATEWEBHOOKENDPOINTSECRETREQUEST']._serialized_end=2590
-  _globals['_LISTWEBHOOKDELIVERIESREQUEST']._serialized_start=2593
-  _globals['_LISTWEBHOOKDELIVERIESREQUEST']._serialized_end=2728
-  _globals['_LISTWEBHOOKDELIVERIESRESPONSE']._serialized_start=2730
-  _globals['_LISTWEBHOOKDELIVERIESRESPONSE']._serialized_end=2819
-  _globals['_REPLAYWEBHOOKDELIVERYREQUEST']._serialized_start=2821
-  _globals['_REPLAYWEBHOOKDELIVERYREQUEST']._serialized_end=2905
-  _globals['_EVENTSERVICE']._serialized_start=2908
-  _globals['_EVENTSERVICE']._serialized_end=3104
-  _globals['_WEBHOOKSERVICE']._serialized_start=3107
-  _globals['_WEBHOOKSERVICE']._serialized_end=4341
+  _globals['_EVENT']._serialized_start=320
+  _globals['_EVENT']._serialized_end=511
+  _globals['_EVENTDATA']._serialized_start=514
+  _globals['_EVENTDATA']._serialized_end=822
+  _globals['_LISTEVENTSREQUEST']._serialized_start=825
+  _globals['_LISTEVENTSREQUEST']._serialized_end=1058
+  _globals['_LISTEVENTSRESPONSE']._serialized_start=1060
+  _globals['_LISTEVENTSRESPONSE']._serialized_end=1128
+  _globals['_GETEVENTREQUEST']._serialized_start=1130
+  _globals['_GETEVENTREQUEST']._serialized_end=1171
+  _globals['_WATCHEVENTSREQUEST']._serialized_start=1173
+  _globals['_WATCHEVENTSREQUEST']._serialized_end=1272
+  _globals['_WEBHOOKENDPOINT']._serialized_start=1275
+  _globals['_WEBHOOKENDPOINT']._serialized_end=1674
+  _globals['_WEBHOOKDELIVERY']._serialized_start=1677
+  _globals['_WEBHOOKDELIVERY']._serialized_end=1973
+  _globals['_WEBHOOKATTEMPT']._serialized_start=1976
+  _globals['_WEBHOOKATTEMPT']._serialized_end=2191
+  _globals['_CREATEWEBHOOKENDPOINTREQUEST']._serialized_start=2193
+  _globals['_CREATEWEBHOOKENDPOINTREQUEST']._serialized_end=2281
+  _globals['_LISTWEBHOOKENDPOINTSREQUEST']._serialized_start=2283
+  _globals['_LISTWEBHOOKENDPOINTSREQUEST']._serialized_end=2390
+  _globals['_LISTWEBHOOKENDPOINTSRESPONSE']._serialized_start=2392
+  _globals['_LISTWEBHOOKENDPOINTSRESPONSE']._serialized_end=2480
+  _globals['_GETWEBHOOKENDPOINTREQUEST']._serialized_start=2482
+  _globals['_GETWEBHOOKENDPOINTREQUEST']._serialized_end=2536
+  _globals['_UPDATEWEBHOOKENDPOINTREQUEST']._serialized_start=2539
+  _globals['_UPDATEWEBHOOKENDPOINTREQUEST']._serialized_end=2703
+  _globals['_DELETEWEBHOOKENDPOINTREQUEST']._serialized_start=2705
+  _globals['_DELETEWEBHOOKENDPOINTREQUEST']._serialized_end=2762
+  _globals['_ROTATEWEBHOOKENDPOINTSECRETREQUEST']._serialized_start=2764
+  _globals['_ROTATEWEBHOOKENDPOINTSECRETREQUEST']._serialized_end=2827
+  _globals['_LISTWEBHOOKDELIVERIESREQUEST']._serialized_start=2830
+  _globals['_LISTWEBHOOKDELIVERIESREQUEST']._serialized_end=2965
+  _globals['_LISTWEBHOOKDELIVERIESRESPONSE']._serialized_start=2967
+  _globals['_LISTWEBHOOKDELIVERIESRESPONSE']._serialized_end=3056
+  _globals['_REPLAYWEBHOOKDELIVERYREQUEST']._serialized_start=3058
+  _globals['_REPLAYWEBHOOKDELIVERYREQUEST']._serialized_end=3142
+  _globals['_EVENTSERVICE']._serialized_start=3145
+  _globals['_EVENTSERVICE']._serialized_end=3411
+  _globals['_WEBHOOKSERVICE']._serialized_start=3414
+  _globals['_WEBHOOKSERVICE']._serialized_end=4648
 # @@protoc_insertion_point(module_scope)
