@@ -214,6 +214,26 @@ def test_a_state_below_the_share_is_no_event(admin: httpx.Client) -> None:
     assert tx["threshold_share"] == "0.7800"
 
 
+def test_the_organizations_own_share_decides_approaching(admin: httpx.Client) -> None:
+    # 30,000,000 of Texas's 50,000,000 is 0.6000: below the default 0.8, at or above the 0.6 set here.
+    assert ok(admin.get("/organization/settings"))["nexus_approaching_share"] == "0.8"
+    for bad in ("1", "0", "-0.2", "0.12345", "eighty", "1.5"):
+        r = admin.patch("/organization/settings", json={"nexus_approaching_share": bad})
+        assert r.status_code == 422 and r.json()["errors"][0]["source"]["pointer"] == "/nexus_approaching_share", bad
+    assert ok(admin.patch("/organization/settings", json={"nexus_approaching_share": "0.6"}))[
+        "nexus_approaching_share"] == "0.6"
+    sale(admin, 30_000_000, day(-5))
+    got = wait_for(admin, lambda got: bool(of(got, "nexus.threshold_approaching")))
+    assert of(got, "nexus.threshold_approaching") == ["US-ST-TX"] and of(got, "nexus.threshold_crossed") == []
+    report = ok(admin.get("/nexus"))
+    assert report["approaching_share"] == "0.6"
+    assert [s["threshold_share"] for s in report["states"] if s["state"] == "TX"] == ["0.6000"]
+    # Null puts the default back.
+    assert ok(admin.patch("/organization/settings", json={"nexus_approaching_share": None}))[
+        "nexus_approaching_share"] == "0.8"
+    assert ok(admin.get("/nexus"))["approaching_share"] == "0.8"
+
+
 # ------------------------------------------------------------------ two replicas
 
 

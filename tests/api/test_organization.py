@@ -8,6 +8,7 @@ import asyncio
 from datetime import date
 
 import grpc
+from google.protobuf import field_mask_pb2
 import httpx
 import pytest
 
@@ -84,8 +85,9 @@ def test_rest_settings_defaults_then_partial_patch(admin_http: httpx.Client, ten
     assert r.status_code == 200, r.text
     body = r.json()
     assert set(body) == {"organization_id", "name", "default_tax_codes", "exemption_management",
-                         "certificate_treatment", "filing_currencies", "updated_at"}
+                         "certificate_treatment", "filing_currencies", "nexus_approaching_share", "updated_at"}
     assert body["filing_currencies"] == {"US": "USD"}  # the default from data (issue 37)
+    assert body["nexus_approaching_share"] == "0.8"  # the default (issue 35)
     assert body["organization_id"] == tenant.organization_id
     assert body["name"].startswith("Test org ")
     assert body["default_tax_codes"] == ["GENERAL.TANGIBLE.GOODS"]
@@ -172,6 +174,18 @@ def test_grpc_settings_get_and_update_without_mask(stub, tenant: Tenant) -> None
     assert {v[0] for v in err.violations} == {"/default_tax_codes/0", "/certificate_treatment"}
     again = stub.GetOrganizationSettings(pb.GetOrganizationSettingsRequest(), metadata=md(tenant.admin_key))
     assert list(again.default_tax_codes) == ["FOOD.GROCERY.GENERAL"] and again.certificate_treatment == "certificate_only"
+    assert again.nexus_approaching_share == "0.8"
+    out = stub.UpdateOrganizationSettings(pb.UpdateOrganizationSettingsRequest(
+        settings=pb.OrganizationSettings(nexus_approaching_share="0.75")), metadata=md(tenant.admin_key))
+    assert out.nexus_approaching_share == "0.75" and list(out.default_tax_codes) == ["FOOD.GROCERY.GENERAL"]
+    err = call_error(stub.UpdateOrganizationSettings, pb.UpdateOrganizationSettingsRequest(
+        settings=pb.OrganizationSettings(nexus_approaching_share="1.0")), md(tenant.admin_key))
+    assert [v[0] for v in err.violations] == ["/nexus_approaching_share"]
+    # In the mask and unset on the message: null, the default again.
+    out = stub.UpdateOrganizationSettings(pb.UpdateOrganizationSettingsRequest(
+        settings=pb.OrganizationSettings(), update_mask=field_mask_pb2.FieldMask(paths=["nexus_approaching_share"])),
+        metadata=md(tenant.admin_key))
+    assert out.nexus_approaching_share == "0.8"
 
 
 def test_settings_are_per_organization(server: LevyServer, tenant: Tenant, other_tenant: Tenant) -> None:

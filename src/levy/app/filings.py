@@ -73,6 +73,12 @@ from levy.store.settings import get_settings
 from levy.store.transactions import update_transaction
 
 
+async def approaching_share(conn: AsyncConnection, organization_id: str) -> Decimal:
+    """The share of a nexus threshold from which the organization's states are "approaching"."""
+    settings, _ = await get_settings(conn, organization_id)
+    return settings.nexus_approaching_share
+
+
 async def returns_currency(conn: AsyncConnection, organization_id: str) -> str:
     """The currency of the organization's returns: its ``filing_currencies`` setting for
     :data:`levy.domain.currency.RETURNS_COUNTRY` (USD for the US, whatever the organization)."""

@@ -157,12 +157,13 @@ async def _liability(args: argparse.Namespace) -> int:
 
 
 async def _nexus(args: argparse.Namespace) -> int:
-    from levy.app.filings import nexus, nexus_international, parse_date, today
+    from levy.app.filings import approaching_share, nexus, nexus_international, parse_date, today
     from levy.app.handlers.filings import nexus_message
 
     async def fn(conn: Any, org_id: str) -> None:
         as_of = parse_date(args.as_of, "as_of", default=today())
         print_message(nexus_message(as_of, await nexus(conn, org_id, as_of),
-                                    await nexus_international(conn, org_id, as_of)))
+                                    await nexus_international(conn, org_id, as_of),
+                                    await approaching_share(conn, org_id)))
 
     return await run_in_organization(args, fn, write=False)

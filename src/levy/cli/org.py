@@ -38,6 +38,9 @@ def register(sub: Any) -> None:
                    help="The currency of the organization's returns per country, e.g. GB=GBP,CA=CAD (replaces the "
                    "organization's choices; a country left out goes back to its default; '' resets all). US returns "
                    "are always in USD.")
+    p.add_argument("--nexus-approaching-share", metavar="SHARE",
+                   help="The share of a state's nexus threshold from which it is 'approaching' (the console's nexus "
+                   "page, the nexus.threshold_approaching event): a decimal above 0 and below 1, default 0.8.")
     p.add_argument("--name", help="The organization's name.")
     add_organization(p)
     p.set_defaults(func=_settings_set)
@@ -74,6 +77,7 @@ def _settings_json(view: Any) -> str:
         "exemption_management": view.settings.exemption_management,
         "certificate_treatment": view.settings.certificate_treatment,
         "filing_currencies": view.settings.filing_currency_map(),
+        "nexus_approaching_share": str(view.settings.nexus_approaching_share),
         "updated_at": view.updated_at.isoformat(),
     }, indent=2)
 
@@ -107,9 +111,11 @@ async def _settings_set(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         changes["filing_currencies"] = dict(tuple(x.strip() for x in p.split("=")) for p in pairs)
+    if args.nexus_approaching_share is not None:
+        changes["nexus_approaching_share"] = args.nexus_approaching_share
     if not changes:
         print("levy: nothing to change; pass at least one of --default-tax-codes, --exemption-management, "
-              "--certificate-treatment, --filing-currencies, --name", file=sys.stderr)
+              "--certificate-treatment, --filing-currencies, --nexus-approaching-share, --name", file=sys.stderr)
         return 2
 
     async def fn(conn: Any, org_id: str) -> str:

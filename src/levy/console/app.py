@@ -856,17 +856,19 @@ class Console(CatalogPages, WebhookPages):
                 raise
             return self._page(422, "error.html", signed, title="Cannot show nexus", detail=e.detail)
         states = [_plain(s) for s in report.states]
+        approaching = Decimal(report.approaching_share)
         for s in states:
             share = Decimal(s.get("threshold_share") or "0")
             s["percent"] = int(min(share * 100, Decimal(100)))
             s["percent_text"] = f"{share * 100:.0f} %"
             s["standing"] = nexus_rules.standing(share, exceeded=bool(s.get("exceeded")),
-                                                 needs_registration=bool(s.get("needs_registration")))
+                                                 needs_registration=bool(s.get("needs_registration")),
+                                                 approaching=approaching)
             s["period_label"] = nexus_rules.PERIOD_LABELS.get(s.get("measurement_period", ""), "")
             # Issue 37: the currencies of the counted sales that were converted to the filing currency.
             s["converted_currencies"] = sorted({c["currency"] for c in s.get("converted_transactions", ())})
         return self._page(200, "nexus.html", signed, as_of=report.as_of, states=states,
-                          approaching=f"{nexus_rules.APPROACHING_SHARE * 100:.0f} %")
+                          approaching=f"{approaching * 100:.0f} %")
 
     async def certificate_upload(self, req: Request, signed: Signed) -> Response:
         """Attach or replace the document of a certificate on file."""

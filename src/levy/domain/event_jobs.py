@@ -20,6 +20,7 @@ transaction, so replicas running the job at once produce it once.
 from __future__ import annotations
 
 from datetime import date, timedelta
+from decimal import Decimal
 
 from levy.domain.nexus import standing
 from levy.domain.nexus_report import NexusStateReport
@@ -46,9 +47,10 @@ def certificate_window(today: date, days: int) -> tuple[date, date]:
     return today - timedelta(days=days), today + timedelta(days=days)
 
 
-def nexus_event(r: NexusStateReport) -> str | None:
-    """The event a state's line of the nexus report is due, if any."""
-    s = standing(r.share, exceeded=r.exceeded, needs_registration=r.needs_registration)
+def nexus_event(r: NexusStateReport, approaching: Decimal) -> str | None:
+    """The event a state's line of the nexus report is due, if any (``approaching``: the
+    organization's ``nexus_approaching_share``)."""
+    s = standing(r.share, exceeded=r.exceeded, needs_registration=r.needs_registration, approaching=approaching)
     if s in ("register", "crossed"):
         return "nexus.threshold_crossed"
     return "nexus.threshold_approaching" if s == "approaching" else None

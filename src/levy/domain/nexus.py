@@ -70,20 +70,16 @@ PERIOD_LABELS: dict[str, str] = {
     MeasurementPeriod.PRECEDING_FOUR_SALES_TAX_QUARTERS: "the four preceding sales tax quarters",
 }
 
-#: A state below its threshold is "approaching" from this share of it (issue 36: 98 % said only
-#: "below"). A console convention to draw attention, not a rule of any state.
-APPROACHING_SHARE = Decimal("0.8")
-
-
-def standing(share: Decimal, *, exceeded: bool, needs_registration: bool) -> str:
-    """``register`` (crossed, not registered), ``crossed``, ``approaching`` (at least
-    :data:`APPROACHING_SHARE` of the threshold) or ``below``: the console's nexus page and the
-    ``nexus.threshold_*`` events (:mod:`levy.domain.event_jobs`) both read it."""
+def standing(share: Decimal, *, exceeded: bool, needs_registration: bool, approaching: Decimal) -> str:
+    """``register`` (crossed, not registered), ``crossed``, ``approaching`` (at least the
+    ``approaching`` share of the threshold: the organization's ``nexus_approaching_share``) or
+    ``below``: the console's nexus page and the ``nexus.threshold_*`` events
+    (:mod:`levy.domain.event_jobs`) both read it."""
     if needs_registration:
         return "register"
     if exceeded:
         return "crossed"
-    return "approaching" if share >= APPROACHING_SHARE else "below"
+    return "approaching" if share >= approaching else "below"
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,18 +10,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
+from decimal import Decimal, InvalidOperation
 from typing import TypeVar
 
 from levy.domain.currency import validate_filing_currencies
 from levy.domain.errors import LevyError, RequiredField, ValidationFailed
 from levy.domain.jurisdictions import validate_jurisdiction
-from levy.domain.settings import CERTIFICATE_TREATMENTS, OrganizationSettings
+from levy.domain.settings import CERTIFICATE_TREATMENTS, DEFAULT_APPROACHING_SHARE, OrganizationSettings
 from levy.domain.tax.model import Registration
 from levy.domain.taxcodes import load_catalogue
 
 _UNSET = object()
 T = TypeVar("T")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+_SHARE = re.compile(r"0?\.[0-9]{1,4}\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,7 @@ class SettingsChange:
     exemption_management: object = _UNSET
     certificate_treatment: object = _UNSET
     filing_currencies: object = _UNSET
+    nexus_approaching_share: object = _UNSET
 
     def given(self, field_name: str) -> bool:
         return getattr(self, field_name) is not _UNSET
@@ -100,8 +103,28 @@ def apply_settings_change(
             settings = replace(settings, filing_currencies=validate_filing_currencies(change.filing_currencies))
         except ValidationFailed as e:
             errors.append(e)
+    if change.nexus_approaching_share is None:  # null: back to the default
+        settings = replace(settings, nexus_approaching_share=DEFAULT_APPROACHING_SHARE)
+    elif change.given("nexus_approaching_share"):
+        try:
+            settings = replace(settings, nexus_approaching_share=validate_share(change.nexus_approaching_share))
+        except ValidationFailed as e:
+            errors.append(e)
     _raise_all(errors)
     return name, settings
+
+
+def validate_share(sent: object, pointer: str = "/nexus_approaching_share") -> Decimal:
+    """A share of a threshold: a decimal string above 0 and below 1 (``"0.8"``), at most 4 decimals."""
+    text = str(sent).strip()
+    try:
+        share = Decimal(text) if _SHARE.match(text) else None
+    except InvalidOperation:
+        share = None
+    if share is None or not 0 < share < 1:
+        raise ValidationFailed(f"nexus_approaching_share must be a decimal string above 0 and below 1 with at most "
+                               f"4 decimals, for example '0.8'; got {text!r}.", pointer=pointer)
+    return share
 
 
 def parse_date(value: str, pointer: str) -> date:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 from levy.domain.currency import filing_currency_map
 from levy.domain.taxcodes import DEFAULT_TAX_CODE
+
+#: The default share of a threshold from which a state is "approaching": a convention to draw
+#: attention in time to register (issue 36: 98 % said only "below"), not a rule of any state.
+DEFAULT_APPROACHING_SHARE = Decimal("0.8")
 
 CERTIFICATE_ONLY = "certificate_only"
 CERTIFICATE_AND_PRODUCT_TAX_CODE = "certificate_and_product_tax_code"
@@ -23,6 +28,8 @@ class OrganizationSettings:
     #: The organization's own filing currencies, country -> ISO 4217, sorted: only those that
     #: differ from the defaults of ``levy/data/currency/filing_currencies.json`` (issue 37).
     filing_currencies: tuple[tuple[str, str], ...] = ()
+    #: From this share of a state's threshold its nexus standing is "approaching" (issue 35).
+    nexus_approaching_share: Decimal = DEFAULT_APPROACHING_SHARE
 
     def filing_currency_map(self) -> dict[str, str]:
         """Country -> filing currency: the defaults with the organization's choices over them."""

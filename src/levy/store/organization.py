@@ -21,7 +21,7 @@ from levy.domain import ids
 from levy.domain.settings import OrganizationSettings
 from levy.domain.tax.model import Registration
 from levy.store.keys import utcnow
-from levy.store.settings import filing_currencies_to_json, get_settings
+from levy.store.settings import filing_currencies_to_json, get_settings, share_to_column
 from levy.store.tables.areas import organization_settings, registrations
 from levy.store.tables.foundation import organizations
 
@@ -89,6 +89,7 @@ async def save_organization(
         "exemption_management": settings.exemption_management,
         "certificate_treatment": settings.certificate_treatment,
         "filing_currencies": filing_currencies_to_json(settings.filing_currencies),
+        "nexus_approaching_share": share_to_column(settings.nexus_approaching_share),
         "updated_at": now,
     }
     ins = (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)(organization_settings).values(**values)

@@ -973,8 +973,13 @@ class NexusReport(_message.Message):
     AS_OF_FIELD_NUMBER: _builtins.int
     STATES_FIELD_NUMBER: _builtins.int
     INTERNATIONAL_FIELD_NUMBER: _builtins.int
+    APPROACHING_SHARE_FIELD_NUMBER: _builtins.int
     as_of: _builtins.str
     """Evaluation date."""
+    approaching_share: _builtins.str
+    """Levy extension (issue 35): the organization's `nexus_approaching_share` (its settings),
+    the share of a threshold from which a state is "approaching", for example `0.8`.
+    """
     @_builtins.property
     def states(self) -> _containers.RepeatedCompositeFieldContainer[Global___NexusState]:
         """States; crossed and unregistered first."""
@@ -991,10 +996,11 @@ class NexusReport(_message.Message):
         as_of: _builtins.str = ...,
         states: _abc.Iterable[Global___NexusState] | None = ...,
         international: _abc.Iterable[Global___InternationalNexus] | None = ...,
+        approaching_share: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "international", b"international", "states", b"states"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approaching_share", b"approaching_share", "as_of", b"as_of", "international", b"international", "states", b"states"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

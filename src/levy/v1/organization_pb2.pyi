@@ -54,6 +54,7 @@ class OrganizationSettings(_message.Message):
     CERTIFICATE_TREATMENT_FIELD_NUMBER: _builtins.int
     UPDATED_AT_FIELD_NUMBER: _builtins.int
     FILING_CURRENCIES_FIELD_NUMBER: _builtins.int
+    NEXUS_APPROACHING_SHARE_FIELD_NUMBER: _builtins.int
     organization_id: _builtins.str
     """Organization id, prefix `org_`."""
     name: _builtins.str
@@ -62,6 +63,11 @@ class OrganizationSettings(_message.Message):
     """When false, calculations ignore exemption certificates."""
     certificate_treatment: _builtins.str
     """`certificate_only` or `certificate_and_product_tax_code`."""
+    nexus_approaching_share: _builtins.str
+    """The share of a state's economic nexus threshold from which its nexus standing is
+    "approaching" (the console's nexus page, the `nexus.threshold_approaching` event): a decimal
+    string above 0 and below 1, default `0.8`. Sent as null: back to the default.
+    """
     @_builtins.property
     def default_tax_codes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Tax codes used for products without their own (never `SALES_TAX`)."""
@@ -89,10 +95,11 @@ class OrganizationSettings(_message.Message):
         certificate_treatment: _builtins.str | None = ...,
         updated_at: _timestamp_pb2.Timestamp | None = ...,
         filing_currencies: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        nexus_approaching_share: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_certificate_treatment", b"_certificate_treatment", "_exemption_management", b"_exemption_management", "_name", b"_name", "certificate_treatment", b"certificate_treatment", "exemption_management", b"exemption_management", "name", b"name", "updated_at", b"updated_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_certificate_treatment", b"_certificate_treatment", "_exemption_management", b"_exemption_management", "_name", b"_name", "_nexus_approaching_share", b"_nexus_approaching_share", "certificate_treatment", b"certificate_treatment", "exemption_management", b"exemption_management", "name", b"name", "nexus_approaching_share", b"nexus_approaching_share", "updated_at", b"updated_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_certificate_treatment", b"_certificate_treatment", "_exemption_management", b"_exemption_management", "_name", b"_name", "certificate_treatment", b"certificate_treatment", "default_tax_codes", b"default_tax_codes", "exemption_management", b"exemption_management", "filing_currencies", b"filing_currencies", "name", b"name", "organization_id", b"organization_id", "updated_at", b"updated_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_certificate_treatment", b"_certificate_treatment", "_exemption_management", b"_exemption_management", "_name", b"_name", "_nexus_approaching_share", b"_nexus_approaching_share", "certificate_treatment", b"certificate_treatment", "default_tax_codes", b"default_tax_codes", "exemption_management", b"exemption_management", "filing_currencies", b"filing_currencies", "name", b"name", "nexus_approaching_share", b"nexus_approaching_share", "organization_id", b"organization_id", "updated_at", b"updated_at"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__certificate_treatment: _TypeAlias = _typing.Literal["certificate_treatment"]  # noqa: Y015
     _WhichOneofArgType__certificate_treatment: _TypeAlias = _typing.Literal["_certificate_treatment", b"_certificate_treatment"]  # noqa: Y015
@@ -100,12 +107,16 @@ class OrganizationSettings(_message.Message):
     _WhichOneofArgType__exemption_management: _TypeAlias = _typing.Literal["_exemption_management", b"_exemption_management"]  # noqa: Y015
     _WhichOneofReturnType__name: _TypeAlias = _typing.Literal["name"]  # noqa: Y015
     _WhichOneofArgType__name: _TypeAlias = _typing.Literal["_name", b"_name"]  # noqa: Y015
+    _WhichOneofReturnType__nexus_approaching_share: _TypeAlias = _typing.Literal["nexus_approaching_share"]  # noqa: Y015
+    _WhichOneofArgType__nexus_approaching_share: _TypeAlias = _typing.Literal["_nexus_approaching_share", b"_nexus_approaching_share"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__certificate_treatment) -> _WhichOneofReturnType__certificate_treatment | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__exemption_management) -> _WhichOneofReturnType__exemption_management | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__name) -> _WhichOneofReturnType__name | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__nexus_approaching_share) -> _WhichOneofReturnType__nexus_approaching_share | None: ...
 
 Global___OrganizationSettings: _TypeAlias = OrganizationSettings  # noqa: Y015
 

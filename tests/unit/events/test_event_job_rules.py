@@ -56,11 +56,14 @@ STATE = NexusStateReport(
 
 
 def test_nexus_event_follows_the_reports_standing() -> None:
-    assert nexus_event(STATE) == "nexus.threshold_approaching"  # 0.8 exactly: approaching
-    assert nexus_event(replace(STATE, share=Decimal("0.7999"))) is None
+    eighty = Decimal("0.8")
+    assert nexus_event(STATE, eighty) == "nexus.threshold_approaching"  # 0.8 exactly: approaching
+    assert nexus_event(replace(STATE, share=Decimal("0.7999")), eighty) is None
+    assert nexus_event(replace(STATE, share=Decimal("0.7999")), Decimal("0.5")) == "nexus.threshold_approaching"
+    assert nexus_event(STATE, Decimal("0.95")) is None  # the organization's own share
     crossed = replace(STATE, share=Decimal("1.1"), exceeded=True)
-    assert nexus_event(crossed) == "nexus.threshold_crossed"  # not registered: "register"
-    assert nexus_event(replace(crossed, registered=True)) == "nexus.threshold_crossed"
+    assert nexus_event(crossed, eighty) == "nexus.threshold_crossed"  # not registered: "register"
+    assert nexus_event(replace(crossed, registered=True), Decimal("0.95")) == "nexus.threshold_crossed"
     assert nexus_key("nexus.threshold_crossed", crossed) == "nexus.threshold_crossed:US-ST-TX:2026"
     # A previous-calendar-year rule: the key is the measurement year's.
     previous = replace(crossed, period_start=date(2025, 1, 1), period_end=date(2025, 12, 31))

@@ -1051,6 +1051,10 @@ class NexusReport(TypedDict, total=False):
     """Levy extension (issue 34): the registration thresholds outside the US
     (EU, Canada, Australia, UK), each measured in its own currency.
     """
+    approaching_share: Required[str]
+    """Levy extension (issue 35): the organization's `nexus_approaching_share` (its settings),
+    the share of a threshold from which a state is "approaching", for example `0.8`.
+    """
 
 
 class NexusState(TypedDict, total=False):
@@ -1116,6 +1120,11 @@ class OrganizationSettings(TypedDict, total=False):
     the organization's choices: a country left out goes back to its default (or to none). US
     returns are in USD: another currency for US is refused (422 at `/filing_currencies/US`).
     """
+    nexus_approaching_share: Required[str | None]
+    """The share of a state's economic nexus threshold from which its nexus standing is
+    "approaching" (the console's nexus page, the `nexus.threshold_approaching` event): a decimal
+    string above 0 and below 1, default `0.8`. Sent as null: back to the default.
+    """
 
 
 class OrganizationSettingsInput(TypedDict, total=False):
@@ -1134,6 +1143,11 @@ class OrganizationSettingsInput(TypedDict, total=False):
     with a currency (the defaults with the organization's choices over them). A PATCH replaces
     the organization's choices: a country left out goes back to its default (or to none). US
     returns are in USD: another currency for US is refused (422 at `/filing_currencies/US`).
+    """
+    nexus_approaching_share: str | None
+    """The share of a state's economic nexus threshold from which its nexus standing is
+    "approaching" (the console's nexus page, the `nexus.threshold_approaching` event): a decimal
+    string above 0 and below 1, default `0.8`. Sent as null: back to the default.
     """
 
 

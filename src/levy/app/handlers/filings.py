@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from google.api import httpbody_pb2
@@ -25,6 +26,7 @@ from levy.domain.filing import (
 from levy.domain.filing_transactions import ReturnEntry
 from levy.domain.nexus_international import InternationalNexus
 from levy.domain.nexus_report import NexusStateReport
+from levy.domain.settings import DEFAULT_APPROACHING_SHARE
 from levy.store.filings import FilingRecord
 from levy.v1 import filings_pb2 as pb
 
@@ -214,7 +216,8 @@ async def get_nexus_report(req: pb.GetNexusReportRequest, ctx: CallContext) -> p
     async with ctx.uow() as conn:
         rows = await service.nexus(conn, ctx.organization_id, as_of)
         international = await service.nexus_international(conn, ctx.organization_id, as_of)
-    return nexus_message(as_of, rows, international)
+        share = await service.approaching_share(conn, ctx.organization_id)
+    return nexus_message(as_of, rows, international, share)
 
 
 def _international_nexus(found: tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]],
@@ -238,8 +241,8 @@ def _international_nexus(found: tuple[tuple[InternationalNexus, ...], dict[str, 
 
 def nexus_message(as_of: date, rows: Iterable[NexusStateReport],
                   international: tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]] | None = None,
-                  ) -> pb.NexusReport:
-    msg = pb.NexusReport(as_of=as_of.isoformat())
+                  approaching_share: Decimal = DEFAULT_APPROACHING_SHARE) -> pb.NexusReport:
+    msg = pb.NexusReport(as_of=as_of.isoformat(), approaching_share=str(approaching_share))
     if international is not None:
         _international_nexus(international, msg)
     for r in rows:

@@ -18,7 +18,8 @@ from levy.store.keys import ApiKeyRecord
 from levy.store.organization import OrganizationView, RegistrationRecord
 from levy.v1 import organization_pb2 as pb
 
-_SETTINGS_FIELDS = ("name", "default_tax_codes", "exemption_management", "certificate_treatment", "filing_currencies")
+_SETTINGS_FIELDS = ("name", "default_tax_codes", "exemption_management", "certificate_treatment", "filing_currencies",
+                    "nexus_approaching_share")
 
 
 def _settings(view: OrganizationView) -> pb.OrganizationSettings:
@@ -29,6 +30,7 @@ def _settings(view: OrganizationView) -> pb.OrganizationSettings:
         exemption_management=view.settings.exemption_management,
         certificate_treatment=view.settings.certificate_treatment,
         filing_currencies=view.settings.filing_currency_map(),
+        nexus_approaching_share=str(view.settings.nexus_approaching_share),
     )
     set_time(out.updated_at, view.updated_at)
     return out

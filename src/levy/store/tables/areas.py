@@ -66,6 +66,8 @@ organization_settings = Table(
     # JSON object country -> ISO 4217: the organization's own filing currencies (those that differ
     # from the defaults of levy/data/currency/filing_currencies.json); NULL when none.
     Column("filing_currencies", Text(), nullable=True),
+    # The share of a nexus threshold from which a state is "approaching" (a decimal string); NULL: the default.
+    Column("nexus_approaching_share", String(12), nullable=True),
 )
 
 customers = Table(
