@@ -155,7 +155,8 @@ CASES = [
          lambda r, v, m: opb.UpdateExemptionOverridesRequest(
              customer_id=r["id"], overrides=cpb.ExemptionOverrides(resale=v), update_mask=_mask(m))),
     Case("settings", "organization settings",
-         "name, default_tax_codes, exemption_management, certificate_treatment, filing_currencies",
+         "name, default_tax_codes, exemption_management, certificate_treatment, filing_currencies, "
+         "nexus_approaching_share",
          organization_pb2_grpc.OrganizationServiceStub, "UpdateOrganizationSettings", _settings, "PATCH", "name",
          "Grpc org", "Rest org",
          lambda r, v, m: opb.UpdateOrganizationSettingsRequest(settings=opb.OrganizationSettings(name=v),
