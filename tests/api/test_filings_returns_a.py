@@ -20,6 +20,7 @@ import httpx
 import pytest
 from levyserver import LevyServer, fresh_database, start_server
 from test_calculations import _levy
+from test_filing_transactions import listing
 from test_filings import JAN, Filings, fil, period, row, txn  # noqa: F401  (fil is a fixture)
 from rates_servers import _import_records
 from sourcing_cases import RECORDS, SOURCE
@@ -264,3 +265,95 @@ def test_a_marketplace_sale_is_off_the_return_and_counts_toward_nexus_where_the_
     # Colorado does not: nothing counted.
     assert (states["CO"]["sales_amount"], states["CO"]["transaction_count"]) == ("0", 0)
     assert own["status"] == "finalized"
+
+
+# ------------------------------------------------------------------ rates: per transaction, and a credit's
+
+
+def test_a_return_mixing_usd_eur_and_jpy_converts_each_transaction_half_up(api: Api) -> None:
+    """Each transaction's figures are converted on their own and rounded half up, then added: the
+    return is not the sum per currency converted once (that would give 2014 here, not 2016)."""
+    usd = api.tx.create(sale("2026-02-02", line("1", 10000, "TX")))
+    # USD: gross 10000, tax 6.25 % = 625 (no conversion).
+    eur1 = api.tx.create(sale("2026-02-03", line("1", 10000, "TX"), currency="EUR", exchange_rate="1.1"))
+    # EUR 100.00 at 1.1: gross 11000; tax 625 EUR cents x 1.1 = 687.5 -> 688.
+    eur2 = api.tx.create(sale("2026-02-04", line("1", 3000, "TX"), currency="EUR", exchange_rate="1.1"))
+    # EUR 30.00: tax 187.5 -> 188 EUR cents; at 1.1: gross 3300, tax 188 x 1.1 = 206.8 -> 207.
+    jpy1 = api.tx.create(sale("2026-02-05", line("1", 10000, "TX"), currency="JPY", exchange_rate="0.0066"))
+    # JPY 10000 at 0.0066: gross 66.00 USD = 6600; tax 625 JPY x 0.0066 = 4.125 USD = 412.5 -> 413.
+    jpy2 = api.tx.create(sale("2026-02-06", line("1", 2000, "TX"), currency="JPY", exchange_rate="0.0066"))
+    # JPY 2000: gross 13.20 USD = 1320; tax 125 JPY x 0.0066 = 0.825 USD = 82.5 -> 83.
+    assert [s["tax_amount"] for s in (usd, eur1, eur2, jpy1, jpy2)] == ["625", "625", "188", "625", "125"]
+    # Gross 10000 + 11000 + 3300 + 6600 + 1320 = 32220; tax 625 + 688 + 207 + 413 + 83 = 2016.
+    # (Per currency first: EUR 813 x 1.1 = 894.3 -> 894, JPY 750 x 0.0066 = 495: 625 + 894 + 495 = 2014.)
+    feb = ("2026-02-01", "2026-02-28")
+    ret = api.fil.ok(api.fil.create(period(feb)), 201)
+    assert (ret["currency"], ret["transaction_count"]) == ("USD", 5)
+    assert (ret["totals"]["gross_sales"], ret["totals"]["taxable_sales"], ret["filing_tax_amount"]) == (
+        "32220", "32220", "2016")
+    conv = {c["transaction_id"]: (c["currency"], c["gross_sales"]) for c in ret["converted_transactions"]}
+    assert conv == {eur1["id"]: ("EUR", "11000"), eur2["id"]: ("EUR", "3300"),
+                    jpy1["id"]: ("JPY", "6600"), jpy2["id"]: ("JPY", "1320")}
+    total = list(csv.DictReader(io.StringIO(api.fil.ok(api.fil.export(ret["id"])))))[-1]
+    assert (total["jurisdiction_code"], total["gross_sales"], total["filing_tax_amount"], total["currency"]) == (
+        "TOTAL", "32220", "2016", "USD")
+    rep = api.fil.ok(api.fil.liability(**{"from": "2026-02-01", "to": "2026-02-28"}))
+    (tx,) = rep["state_totals"]
+    assert (tx["gross_sales"], tx["filing_tax_amount"]) == ("32220", "2016")
+    # The return's transactions, each at its own converted figures (they add up to the totals above).
+    listed = api.fil.ok(listing(api.fil, ret["id"]))["data"]
+    assert [(e["transaction_id"], e["currency"], e["amounts"]["gross_sales"], e["amounts"]["filing_tax_amount"])
+            for e in listed] == [(usd["id"], "USD", "10000", "625"), (eur1["id"], "EUR", "11000", "688"),
+                                 (eur2["id"], "EUR", "3300", "207"), (jpy1["id"], "JPY", "6600", "413"),
+                                 (jpy2["id"], "JPY", "1320", "83")]
+
+
+#: Per transport its own month (the rates are server-wide and the test changes them): a Friday
+#: publication, then the same day revised and the next Friday's added.
+REVISED = {"rest": ("2026-03-06", "2026-03-13"), "grpc": ("2026-04-10", "2026-04-17")}
+
+
+def test_a_credit_after_the_rate_table_changed_uses_its_sales_rate(api: Api, server: LevyServer,
+                                                                   tmp_path: Any) -> None:
+    day, week_on = REVISED[api.transport]
+    first = tmp_path / "eurofxref-first.csv"
+    first.write_text(f"Date,USD,JPY,\n{day},1.2000,160.00,\n")
+    done = _levy(server.database_url, "rates", "import", str(first), "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    s = api.tx.create(sale(day, line("1", 10000, "TX"), currency="EUR"))
+    # 100.00 EUR at the table's 1.2: gross 12000 cents; tax 625 EUR cents x 1.2 = 750.
+    assert (s["exchange_rate"], s["exchange_rate_date"], s["tax_amount"]) == ("1.2", day, "625")
+
+    # The table changes: the day revised to 1.3, the next Friday published at 1.4.
+    later = tmp_path / "eurofxref-later.csv"
+    later.write_text(f"Date,USD,JPY,\n{week_on},1.4000,161.00,\n{day},1.3000,160.00,\n")
+    done = _levy(server.database_url, "rates", "import", str(later), "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    # A new sale takes the new figures: on the day 1.3 (10000 x 1.3 = 13000; 625 x 1.3 = 812.5 -> 813),
+    # a week on 1.4 (14000; 625 x 1.4 = 875).
+    on_day = api.tx.create(sale(day, line("1", 10000, "TX"), currency="EUR"))
+    week = api.tx.create(sale(week_on, line("1", 10000, "TX"), currency="EUR"))
+    assert (on_day["exchange_rate"], week["exchange_rate"], week["exchange_rate_date"]) == ("1.3", "1.4", week_on)
+
+    # The first sale's credits, a week on, keep its 1.2 of the day it was made.
+    by_lines = api.tx.create({"type": "credit", "status": "finalized", "transaction_date": f"{week_on}T12:00:00Z",
+                              "currency": "EUR", "parent_transaction_id": s["id"],
+                              "line_items": [line("1", 4000, "TX")]})
+    # 4000 EUR cents, tax 6.25 % = 250; what remains: 6000 + 375 = 6375. A flat 2125 of it:
+    # tax 2125 x 375 / 6375 = 125, amount 2000.
+    flat = api.tx.create({"type": "credit", "status": "finalized", "transaction_date": f"{week_on}T12:00:00Z",
+                          "currency": "EUR", "parent_transaction_id": s["id"], "flat_amount": "2125"})
+    for c in (by_lines, flat):
+        assert (c["exchange_rate"], c["exchange_rate_date"]) == ("1.2", day), c
+    assert (flat["line_items"][0]["unit_price"], flat["tax_amount"]) == ("2000", "125")
+
+    month = (day[:8] + "01", day[:8] + ("31" if day[5:7] == "03" else "30"))
+    ret = api.fil.ok(api.fil.create(period(month)), 201)
+    # Gross: 12000 - 4000 x 1.2 (4800) - 2000 x 1.2 (2400) + 13000 + 14000 = 31800.
+    # Tax: sales 750 + 813 + 875 = 2438; credits 250 x 1.2 = 300 and 125 x 1.2 = 150: 450; due 1988.
+    tx = row(ret, "US-ST-TX")
+    assert (tx["gross_sales"], tx["sales_filing_tax"], tx["credits_filing_tax"], tx["filing_tax_amount"]) == (
+        "31800", "2438", "450", "1988")
+    conv = {c["transaction_id"]: (c["exchange_rate"], c["gross_sales"]) for c in ret["converted_transactions"]}
+    assert conv == {s["id"]: ("1.2", "12000"), by_lines["id"]: ("1.2", "-4800"), flat["id"]: ("1.2", "-2400"),
+                    on_day["id"]: ("1.3", "13000"), week["id"]: ("1.4", "14000")}

@@ -133,3 +133,27 @@ def test_marketplace_sales_count_toward_nexus_where_the_state_data_says_so(api: 
     ia = [s for s in report["state_totals"] if s["jurisdiction"] == "US-ST-IA"]
     assert [s["gross_sales"] for s in ia] == ["10000"]
     assert sorted(int(m["gross_sales"]) for m in report["marketplace_transactions"]) == [5000, 7000, 20000, 30000]
+
+
+def test_michigan_and_missouri_count_marketplace_sales_and_maine_does_not(api: Api) -> None:
+    """The rows resolved from the states' own texts (levy/data/nexus/thresholds.json): Michigan's
+    Treasury FAQ and Missouri's DOR FAQ count a seller's marketplace sales toward its threshold;
+    36 M.R.S. 1951-C(3)(A) has a Maine seller exclude them. All sales in USD, as of 2026-01-31."""
+    # Michigan measures the previous calendar year (2025), Missouri the 12 months ending with the last
+    # quarter (2025-01-01 .. 2025-12-31): sales of 2025-11-10 are in both.
+    api.tx.create(sale("2025-11-10", line("1", 10000, "MI")))
+    api.tx.create(sale("2025-11-10", line("1", 40000, "MI"), marketplace_facilitator="Amazon"))
+    api.tx.create(sale("2025-11-10", line("1", 25000, "MO"), marketplace_facilitator="eBay"))
+    # Maine: one own sale and one through a marketplace on the same day.
+    api.tx.create(sale("2026-01-20", line("1", 3000, "ME")))
+    api.tx.create(sale("2026-01-20", line("1", 60000, "ME"), marketplace_facilitator="Etsy"))
+    states = _states(api, "2026-01-31")
+    mi, mo, me = states["MI"], states["MO"], states["ME"]
+    # Michigan: 10000 own + 40000 through Amazon = 50000, two sales.
+    assert (mi["period_start"], mi["period_end"], mi["sales_amount"], mi["transaction_count"]) == (
+        "2025-01-01", "2025-12-31", "50000", 2)
+    # Missouri: the 25000 marketplace sale alone.
+    assert (mo["period_start"], mo["period_end"], mo["sales_amount"], mo["transaction_count"]) == (
+        "2025-01-01", "2025-12-31", "25000", 1)
+    # Maine: only the own 3000; the 60000 through Etsy is left out.
+    assert (me["sales_amount"], me["transaction_count"]) == ("3000", 1), me

@@ -15,6 +15,7 @@ from levyserver import LevyServer, Tenant
 from levytest import call_error, md
 from levy.v1 import calculations_pb2 as cpb
 from levy.v1 import calculations_pb2_grpc as cpbg
+from levy.v1 import transactions_pb2 as tpb
 from txn_api import Txn, body, error_of, line, tx  # noqa: F401  (fixture)
 
 OUTSIDE = ("9999-12-31T00:00:00Z", "0001-01-01T00:00:00Z", "1899-12-31T23:59:59Z")
@@ -79,3 +80,25 @@ def test_calculations_outside_the_range_are_refused(tx: Txn, server: LevyServer,
     ok = calculate(tx.transport, server, channel, tenant.key,
                    {"transaction_date": INSIDE[0], "line_items": [line("a", 10000)]})
     assert ok[0] == 200, ok
+
+
+def test_a_batch_item_outside_the_range_fails_alone(tx: Txn) -> None:
+    """POST /transactions/batch (gRPC BatchCreateTransactions): the item dated outside fails at its
+    own ``/transactions/N/transaction_date``, the others are stored."""
+    items = [body(line("a", 10000), status="finalized", transaction_date=INSIDE[0]),
+             body(line("a", 10000), status="finalized", transaction_date=OUTSIDE[0]),
+             body(line("a", 4000), status="finalized", transaction_date=OUTSIDE[1])]
+    if tx.transport == "rest":
+        r = tx.http.post("/transactions/batch", json={"transactions": items})
+        code, out = r.status_code, r.json()
+    else:
+        req = tpb.BatchCreateTransactionsRequest(transactions=[json_format.ParseDict(b, tpb.Transaction())
+                                                               for b in items])
+        code, out = tx._grpc(tx.stub.BatchCreateTransactions, req, None)
+    assert code == 200, out
+    assert [d["status"] for d in out["data"]] == ["created", "failed", "failed"], out
+    assert out["data"][0]["transaction"]["tax_amount"] == "625"  # 10000 x 6.25 %
+    for i in (1, 2):
+        (err,) = out["data"][i]["errors"]
+        assert (err["status"], err["source"]["pointer"]) == ("422", f"/transactions/{i}/transaction_date"), err
+        assert "1900-01-01 to 9998-12-31" in err["detail"]

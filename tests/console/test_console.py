@@ -753,3 +753,7 @@ def test_the_return_page_totals_each_sale_once_and_lists_marketplace_and_convert
     assert f'/transactions/{eur["id"]}' in page and "<td>EUR</td>" in page and "1.1 (2026-05-15)" in page
     report = admin.get("/returns/liability", params={"from": "2026-05-01", "to": "2026-05-31"}).text
     assert 'id="marketplace"' in report and f'/transactions/{mkt["id"]}' in report
+    # The liability page's "Gross sales" counts each sale once too: $210.00 (the state row and the
+    # statewide local row would make $420.00), taxable the same, tax to file $15.23.
+    states = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>", report)
+    assert [s[1:] for s in states] == [("$210.00", "$210.00", "$15.23")], states

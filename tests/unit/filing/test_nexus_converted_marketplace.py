@@ -51,6 +51,10 @@ def test_marketplace_rule_from_primary_sources():
     # The other primary-sourced rows: WA and NC count them (DOR pages); AZ (R15-5-2009(D)) and FL (12A-1.103) do not.
     assert [threshold_for(s, AS_OF).counts_marketplace_sales for s in ("WA", "NC", "AZ", "FL")] == [
         True, True, False, False]
+    # Michigan's Treasury FAQ and Missouri's DOR FAQ count them; 36 M.R.S. 1951-C(3)(A) has Maine's seller exclude them.
+    assert [(threshold_for(s, AS_OF).counts_marketplace_sales, host in threshold_for(s, AS_OF).marketplace_source)
+            for s, host in (("MI", "michigan.gov"), ("MO", "dor.mo.gov"), ("ME", "1951-C"))] == [
+        (True, True), (True, True), (False, True)]
     counts = counts_marketplace(AS_OF)
     # Unconfirmed (null) states count marketplace sales, so that a threshold is never missed.
     assert threshold_for("GA", AS_OF).counts_marketplace_sales is None
