@@ -84,8 +84,9 @@ class ViesClient:
         if self.requester:
             body |= {"requesterMemberStateCode": self.requester[:2], "requesterNumber": self.requester[2:]}
         try:
-            response = await self._client.post(self.url, json=body)
-        except httpx.TimeoutException:
+            async with asyncio.timeout(self.timeout):  # the whole exchange, not each read
+                response = await self._client.post(self.url, json=body)
+        except (TimeoutError, httpx.TimeoutException):
             return VatCheck(number, "unavailable", today, detail=f"no answer within {self.timeout:g} s")
         except httpx.HTTPError as e:
             log.info("VIES request for %s failed: %s", number, e)
