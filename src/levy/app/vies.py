@@ -88,8 +88,8 @@ class ViesClient:
                 response = await self._client.post(self.url, json=body)
         except (TimeoutError, httpx.TimeoutException):
             return VatCheck(number, "unavailable", today, detail=f"no answer within {self.timeout:g} s")
-        except httpx.HTTPError as e:
-            log.info("VIES request for %s failed: %s", number, e)
+        except Exception as e:  # never fails the calculation: the format check decides
+            log.info("VIES request for %s failed: %r", number, e)
             return VatCheck(number, "unavailable", today, detail=f"request failed: {type(e).__name__}")
         return parse_answer(number, today, response.status_code, response)
 
