@@ -106,6 +106,16 @@ class Config:
     # Days events and settled webhook deliveries are kept (0 = forever).
     event_retention_days: float = 90.0
 
+    # The online check of EU VAT ids (docs/international.md, "VIES"): the URL of the VIES REST
+    # service's check-vat-number operation
+    # (https://ec.europa.eu/taxation_customs/vies/rest-api/check-vat-number); empty = off.
+    vies_url: str = ""
+    # Seconds one VIES request may take; then the id reads as "unavailable" and its format decides.
+    vies_timeout_seconds: float = 3.0
+    # The seller's own EU VAT number, sent as the requester so that VIES returns a consultation
+    # number (request identifier); empty = none sent.
+    vies_requester_vat: str = ""
+
     @classmethod
     def from_env(cls, **overrides: object) -> Config:
         values: dict[str, object] = {}

@@ -371,10 +371,11 @@ def test_row_fields_exactly(calc: Caller, reg_all: Tenant) -> None:
     assert set(resp) == {"tax_amount", "currency", "line_items"} and resp["currency"] == "USD"
     li = resp["line_items"][0]
     # Levy extensions beside the spec's fields: resolution (issue 17), sourcing (issue 19; empty: no ship-from),
-    # tax_behavior (issue 31; exclusive unless the request says inclusive).
+    # tax_behavior (issue 31; exclusive unless the request says inclusive), vat_checks (the online checks of EU
+    # VAT ids: none here).
     assert set(li) == {"id", "tax_amount", "tax_amount_before_discounts", "taxes", "discounts", "resolution",
-                       "sourcing", "tax_behavior"}
-    assert li["resolution"] == "state" and li["sourcing"] == ""  # no postal code; no location
+                       "sourcing", "tax_behavior", "vat_checks"}
+    assert li["resolution"] == "state" and li["sourcing"] == "" and li["vat_checks"] == []  # no postal code; no location
     assert li["tax_behavior"] == "exclusive"
     state, local = li["taxes"]
     assert set(state) == {"detail", "jurisdiction_name", "jurisdiction_type", "tax_amount", "tax_type",

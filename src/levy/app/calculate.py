@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.context import CallContext
 from levy.app.preset_cache import OrgPresets
+from levy.app.vies import check_lines
 from levy.domain.customers import validate_source
 from levy.domain.errors import ErrorCollector, LevyError, NotFound, RequiredField, ValidationFailed
 from levy.domain.locations import BusinessLocation
@@ -160,6 +161,13 @@ async def prepare(
             details.lines[i] = line
         elif not errors:  # pragma: no cover - _line either returns or raises
             raise AssertionError("line translation failed without an error")
+
+    international = ctx.services.rates.table.international
+    if ctx.services.vies is not None and international is not None and details.lines:
+        checked = await check_lines(ctx.services.vies, details.lines, international.member_states)
+        if checked:
+            details.lines.update(checked)
+            lines = list(details.lines.values())
 
     details.input = CalculationInput(
         lines=tuple(lines),

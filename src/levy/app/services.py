@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from levy.app.auth import Authenticator
 from levy.app.preset_cache import PresetCache
 from levy.app.rates_runtime import RatesRuntime
+from levy.app.vies import ViesClient
 from levy.config import Config
 from levy.store.db import create_engine, is_write_conflict, transaction
 
@@ -35,6 +36,8 @@ class AppServices:
     rates: RatesRuntime
     # API keys by secret; revoking a key forgets it here (levy.app.auth).
     authenticator: Authenticator
+    # The online check of EU VAT ids (levy.app.vies); None when ``vies_url`` is not set.
+    vies: ViesClient | None = None
 
     @classmethod
     def create(cls, config: Config) -> AppServices:
@@ -44,8 +47,11 @@ class AppServices:
             config.database_url, pool_size=config.db_pool_size, connect_timeout=config.db_connect_timeout_seconds,
             busy_timeout=config.db_busy_timeout_seconds,
         )
+        vies = ViesClient(config.vies_url, config.vies_timeout_seconds, config.vies_requester_vat) \
+            if config.vies_url else None
         return cls(config=config, engine=engine, presets=PresetCache(config.preset_cache_seconds),
-                   rates=RatesRuntime(engine), authenticator=Authenticator(engine, config.auth_cache_seconds))
+                   rates=RatesRuntime(engine), authenticator=Authenticator(engine, config.auth_cache_seconds),
+                   vies=vies)
 
     def uow(self, *, write: bool = False) -> contextlib.AbstractAsyncContextManager[AsyncConnection]:
         """One database transaction outside any request (start-up, background
@@ -54,6 +60,8 @@ class AppServices:
         return transaction(self.engine, write=write)
 
     async def close(self) -> None:
+        if self.vies is not None:
+            await self.vies.close()
         await self.engine.dispose()
 
 

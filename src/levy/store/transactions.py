@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -23,7 +23,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
+from levy.domain.tax.model import DiscountResult, LineResult, TaxRow, VatCheck
 from levy.domain.transaction_records import StoredLine, TransactionRecord
 from levy.domain.transactions import ListFilters, TaxState, TransactionSearch
 from levy.v1.transactions_pb2 import TransactionLineItem
@@ -100,6 +100,7 @@ def _line_rows(rec: TransactionRecord) -> tuple[list[dict[str, Any]], list[dict[
             "discounts": json.dumps([[d.id, d.amount, d.tax_amount_reduction] for d in r.discounts]),
             "detail": r.detail, "resolution": r.resolution or None, "sourcing": r.sourcing or None,
             "ship_from": json.dumps(ln.ship_from, separators=(",", ":")) if ln.ship_from is not None else None,
+            "vat_checks": _checks_json(r.vat_checks),
         })
         for tpos, t in enumerate(r.taxes):
             taxes.append({
@@ -131,6 +132,19 @@ async def _delete_children(conn: AsyncConnection, organization_id: str, transact
         await conn.execute(
             delete(table).where(table.c.organization_id == organization_id, table.c.transaction_id == transaction_id)
         )
+
+
+def _checks_json(checks: Sequence[VatCheck]) -> str | None:
+    if not checks:
+        return None
+    return json.dumps([[c.vat_number, c.result, c.checked_on.isoformat(), c.request_identifier, c.detail]
+                       for c in checks], separators=(",", ":"))
+
+
+def _checks(text: str | None) -> tuple[VatCheck, ...]:
+    if not text:
+        return ()
+    return tuple(VatCheck(n, r, date.fromisoformat(d), i, why) for n, r, d, i, why in json.loads(text))
 
 
 def _from_json(text: str) -> bytes:
@@ -176,6 +190,7 @@ async def _load(conn: AsyncConnection, organization_id: str, rows: Sequence[Any]
             tuple(taxes.get((ln.transaction_id, ln.position), ())),
             tuple(DiscountResult(*d) for d in json.loads(ln.discounts)),
             ln.amount, ln.taxable_amount, False, ln.detail, ln.resolution or "", ln.sourcing or "",
+            vat_checks=_checks(ln.vat_checks),
         )
         lines.setdefault(ln.transaction_id, []).append(
             StoredLine(ln.input_message if ln.input_message is not None else _from_json(ln.input), result,

@@ -588,6 +588,7 @@ class CalculatedLineItem(_message.Message):
     RESOLUTION_FIELD_NUMBER: _builtins.int
     SOURCING_FIELD_NUMBER: _builtins.int
     TAX_BEHAVIOR_FIELD_NUMBER: _builtins.int
+    VAT_CHECKS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Line identifier."""
     tax_amount: _builtins.str
@@ -621,6 +622,13 @@ class CalculatedLineItem(_message.Message):
     def discounts(self) -> _containers.RepeatedCompositeFieldContainer[Global___LineDiscount]:
         """Per-discount tax reductions."""
 
+    @_builtins.property
+    def vat_checks(self) -> _containers.RepeatedCompositeFieldContainer[Global___VatCheck]:
+        """Levy extension: the online checks of the line's EU VAT ids against the
+        European Commission's VIES service, when the server is configured for
+        them (`LEVY_VIES_URL`; docs/international.md, "VIES"). Empty otherwise.
+        """
+
     def __init__(
         self,
         *,
@@ -632,14 +640,64 @@ class CalculatedLineItem(_message.Message):
         resolution: _builtins.str = ...,
         sourcing: _builtins.str = ...,
         tax_behavior: _builtins.str = ...,
+        vat_checks: _abc.Iterable[Global___VatCheck] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounts", b"discounts", "id", b"id", "resolution", b"resolution", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "tax_behavior", b"tax_behavior", "taxes", b"taxes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["discounts", b"discounts", "id", b"id", "resolution", b"resolution", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "tax_behavior", b"tax_behavior", "taxes", b"taxes", "vat_checks", b"vat_checks"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CalculatedLineItem: _TypeAlias = CalculatedLineItem  # noqa: Y015
+
+@_typing.final
+class VatCheck(_message.Message):
+    """Levy extension: what VIES answered about one EU VAT id of a line."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VAT_NUMBER_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    CHECKED_ON_FIELD_NUMBER: _builtins.int
+    REQUEST_IDENTIFIER_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    vat_number: _builtins.str
+    """The number asked about, with its country prefix (`DE136695976`; Greece
+    `EL`).
+    """
+    result: _builtins.str
+    """`valid` or `invalid` (VIES answered: an invalid id earns no reverse
+    charge), or `unavailable` (no answer in time, or VIES or the member
+    state's system unavailable: the format check decided).
+    """
+    checked_on: _builtins.str
+    """The consultation date VIES gave (`YYYY-MM-DD`); the day asked when
+    unavailable.
+    """
+    request_identifier: _builtins.str
+    """VIES's consultation number (request identifier), when it gave one
+    (it does when the server sends its requester VAT number).
+    """
+    detail: _builtins.str
+    """Why the check was unavailable (for example `no answer within 3 s`, `HTTP
+    200, MS_UNAVAILABLE`); empty otherwise.
+    """
+    def __init__(
+        self,
+        *,
+        vat_number: _builtins.str = ...,
+        result: _builtins.str = ...,
+        checked_on: _builtins.str = ...,
+        request_identifier: _builtins.str = ...,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checked_on", b"checked_on", "detail", b"detail", "request_identifier", b"request_identifier", "result", b"result", "vat_number", b"vat_number"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VatCheck: _TypeAlias = VatCheck  # noqa: Y015
 
 @_typing.final
 class Calculation(_message.Message):

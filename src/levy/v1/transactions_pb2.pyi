@@ -45,6 +45,7 @@ class TransactionLineItem(_message.Message):
     SOURCING_FIELD_NUMBER: _builtins.int
     SHIP_FROM_USED_FIELD_NUMBER: _builtins.int
     TAX_BEHAVIOR_FIELD_NUMBER: _builtins.int
+    VAT_CHECKS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """Line identifier."""
     quantity: _builtins.str
@@ -104,6 +105,13 @@ class TransactionLineItem(_message.Message):
         null when the line had none.
         """
 
+    @_builtins.property
+    def vat_checks(self) -> _containers.RepeatedCompositeFieldContainer[_calculations_pb2.VatCheck]:
+        """Levy extension: the online (VIES) checks of the line's EU VAT ids made
+        when the line was calculated, stored with it (see
+        `CalculatedLineItem.vat_checks`).
+        """
+
     def __init__(
         self,
         *,
@@ -124,10 +132,11 @@ class TransactionLineItem(_message.Message):
         sourcing: _builtins.str = ...,
         ship_from_used: _calculations_pb2.ShipFrom | None = ...,
         tax_behavior: _builtins.str | None = ...,
+        vat_checks: _abc.Iterable[_calculations_pb2.VatCheck] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_tax_behavior", b"_tax_behavior", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "id", b"id", "product", b"product", "quantity", b"quantity", "ship_from", b"ship_from", "ship_from_used", b"ship_from_used", "tax_behavior", b"tax_behavior", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_tax_behavior", b"_tax_behavior", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discount_reductions", b"discount_reductions", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "resolution", b"resolution", "ship_from", b"ship_from", "ship_from_used", b"ship_from_used", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "tax_behavior", b"tax_behavior", "taxes", b"taxes", "unit_price", b"unit_price", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount", "_id", b"_id", "_quantity", b"_quantity", "_tax_behavior", b"_tax_behavior", "_unit_price", b"_unit_price", "_vendor_discount_amount", b"_vendor_discount_amount", "customer", b"customer", "discount_amount", b"discount_amount", "discount_reductions", b"discount_reductions", "discounts", b"discounts", "id", b"id", "product", b"product", "quantity", b"quantity", "resolution", b"resolution", "ship_from", b"ship_from", "ship_from_used", b"ship_from_used", "sourcing", b"sourcing", "tax_amount", b"tax_amount", "tax_amount_before_discounts", b"tax_amount_before_discounts", "tax_behavior", b"tax_behavior", "taxes", b"taxes", "unit_price", b"unit_price", "vat_checks", b"vat_checks", "vendor_discount_amount", b"vendor_discount_amount"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__discount_amount: _TypeAlias = _typing.Literal["discount_amount"]  # noqa: Y015
     _WhichOneofArgType__discount_amount: _TypeAlias = _typing.Literal["_discount_amount", b"_discount_amount"]  # noqa: Y015

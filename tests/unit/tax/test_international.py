@@ -13,8 +13,8 @@ import pytest
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.jurisdictions import INTERNATIONAL, validate_jurisdiction
-from levy.domain.tax.international import reverse_charge
-from levy.domain.tax.model import TaxId
+from levy.domain.tax.international import reverse_charge, rule_name
+from levy.domain.tax.model import TaxId, VatCheck
 from levy.rates.builtin import load_international
 
 INTL = load_international()
@@ -85,6 +85,44 @@ def test_reverse_charge_by_tax_id() -> None:
     assert not reverse_charge(ca, (TaxId("ca_gst_hst", "123456782"),)).applies  # no RT program account
     assert reverse_charge(au, (TaxId("au_abn", "51 824 753 556"),)).applies
     assert not reverse_charge(au, (TaxId("au_abn", "51 824 753 557"),)).applies
+
+
+def test_the_reverse_charge_rule_names_the_ids_country_and_number() -> None:
+    de, gb, ca, au = (INTL.countries[c] for c in ("DE", "GB", "CA", "AU"))
+    # A French id for a German address: the row names France's id, compacted (spaces dropped).
+    fr = reverse_charge(de, (TaxId("eu_vat", "FR 40 303265045"),))
+    assert fr.rule_name.startswith("Reverse charge: customer's FR VAT id FR40303265045, VAT Directive 2006/112/EC "
+                                   "Art. 196"), fr.rule_name
+    el = reverse_charge(de, (TaxId("eu_vat", "EL094259216"),))
+    assert "customer's GR VAT id EL094259216," in el.rule_name
+    assert "customer's GB VAT number GB980780684, Value Added Tax Act 1994 s. 8" in \
+        reverse_charge(gb, (TaxId("gb_vat", "980780684"),)).rule_name
+    assert reverse_charge(ca, (TaxId("ca_bn", "123456782RT0001"),)).rule_name.startswith(
+        "Not collected: customer's CA GST/HST number 123456782RT0001, Excise Tax Act Part IX")
+    assert "customer's AU ABN 51824753556, GST Act 1999 s. 84-65" in \
+        reverse_charge(au, (TaxId("au_abn", "51 824 753 556"),)).rule_name
+    # Every rule name fits the stored column (transaction_line_taxes.rule_name, 200 characters) with the
+    # longest EU VAT number (NL, 14 characters) and a GB branch number (14).
+    assert len(rule_name("eu_vat", "NL", "NL123456789B01")) <= 200
+    assert all(len(rule_name(t, "XX", "X" * 15)) <= 200 for t in ("gb_vat", "ca_bn", "ca_gst_hst", "au_abn"))
+
+
+def test_the_vies_answer_decides_with_the_format() -> None:
+    de = INTL.countries["DE"]
+    on = date(2026, 6, 1)
+    valid = VatCheck("DE136695976", "valid", on, "WAPIAAAAW1")
+    invalid = VatCheck("DE136695976", "invalid", on, "WAPIAAAAW2")
+    down = VatCheck("DE136695976", "unavailable", on, detail="no answer within 3 s")
+    yes = reverse_charge(de, (TaxId("eu_vat", "DE136695976", online=valid),))
+    assert yes.applies and yes.detail.endswith("; VIES: valid on 2026-06-01, request identifier WAPIAAAAW1")
+    no = reverse_charge(de, (TaxId("eu_vat", "DE136695976", online=invalid),))
+    assert not no.applies and "not valid according to VIES (checked 2026-06-01, request identifier WAPIAAAAW2)" \
+        in no.detail
+    unknown = reverse_charge(de, (TaxId("eu_vat", "DE136695976", online=down),))
+    assert unknown.applies and "VIES online check unavailable (no answer within 3 s): the format check decides" \
+        in unknown.detail
+    # A malformed id stays refused whatever VIES would say (it is not asked).
+    assert not reverse_charge(de, (TaxId("eu_vat", "DE123456789", online=valid),)).applies
 
 
 def test_places_and_their_errors() -> None:

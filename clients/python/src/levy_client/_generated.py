@@ -119,6 +119,7 @@ __all__ = [
     "TransactionLineItem",
     "TransactionLineItemInput",
     "UnarchiveLocationRequestBody",
+    "VatCheck",
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookEndpoint",
@@ -335,6 +336,11 @@ class CalculatedLineItem(TypedDict, total=False):
     """Levy extension: how the line was taxed, `exclusive` or `inclusive` (its
     amount included the tax; its rows' `taxable_base` is then its price before
     tax, and that price + `tax_amount` = the amount less discounts).
+    """
+    vat_checks: Required["list[VatCheck]"]
+    """Levy extension: the online checks of the line's EU VAT ids against the
+    European Commission's VIES service, when the server is configured for
+    them (`LEVY_VIES_URL`; docs/international.md, "VIES"). Empty otherwise.
     """
 
 
@@ -1607,6 +1613,11 @@ class TransactionLineItem(TypedDict, total=False):
     `LineItem.tax_behavior`). Stored with the line: a line taxed by the
     transaction's `tax_behavior` reads back with it here.
     """
+    vat_checks: Required["list[VatCheck]"]
+    """Levy extension: the online (VIES) checks of the line's EU VAT ids made
+    when the line was calculated, stored with it (see
+    `CalculatedLineItem.vat_checks`).
+    """
 
 
 class TransactionLineItemInput(TypedDict, total=False):
@@ -1638,6 +1649,31 @@ class TransactionLineItemInput(TypedDict, total=False):
 
 class UnarchiveLocationRequestBody(TypedDict, total=False):
     """Request of UnarchiveLocation."""
+
+
+class VatCheck(TypedDict, total=False):
+    """Levy extension: what VIES answered about one EU VAT id of a line."""
+    vat_number: Required[str]
+    """The number asked about, with its country prefix (`DE136695976`; Greece
+    `EL`).
+    """
+    result: Required[str]
+    """`valid` or `invalid` (VIES answered: an invalid id earns no reverse
+    charge), or `unavailable` (no answer in time, or VIES or the member
+    state's system unavailable: the format check decided).
+    """
+    checked_on: Required[str]
+    """The consultation date VIES gave (`YYYY-MM-DD`); the day asked when
+    unavailable.
+    """
+    request_identifier: Required[str]
+    """VIES's consultation number (request identifier), when it gave one
+    (it does when the server sends its requester VAT number).
+    """
+    detail: Required[str]
+    """Why the check was unavailable (for example `no answer within 3 s`, `HTTP
+    200, MS_UNAVAILABLE`); empty otherwise.
+    """
 
 
 class WebhookAttempt(TypedDict, total=False):

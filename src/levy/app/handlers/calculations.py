@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
+from typing import Any
 
 from levy.app.calculate import calculate
 from levy.app.context import CallContext
 from levy.app.registry import handles
 from levy.domain.memo import BoundedMemo
-from levy.domain.tax.model import CalculationResult
+from levy.domain.tax.model import CalculationResult, VatCheck
 from levy.v1 import calculations_pb2 as pb
 
 
@@ -30,6 +32,13 @@ def rate_string(rate: Decimal) -> str:
         text = format(rate.normalize(), "f")
         text = _RATE_TEXT.put(rate, text if text != "-0" else "0")
     return text
+
+
+def add_vat_checks(out: Any, checks: Iterable[VatCheck]) -> None:
+    """The line's online (VIES) checks onto its ``vat_checks`` field."""
+    for c in checks:
+        out.add(vat_number=c.vat_number, result=c.result, checked_on=c.checked_on.isoformat(),
+                request_identifier=c.request_identifier, detail=c.detail)
 
 
 def to_message(result: CalculationResult) -> pb.Calculation:
@@ -58,4 +67,5 @@ def to_message(result: CalculationResult) -> pb.Calculation:
             )
         for d in line.discounts:
             li.discounts.add(id=d.id, tax_amount_reduction=str(d.tax_amount_reduction))
+        add_vat_checks(li.vat_checks, line.vat_checks)
     return out

@@ -11,7 +11,7 @@ from levy.app import transactions as service
 from levy.app import transactions_batch as batch
 from levy.app.context import CallContext
 from levy.app.error_objects import error_object
-from levy.app.handlers.calculations import rate_string
+from levy.app.handlers.calculations import add_vat_checks, rate_string
 from levy.app.handlers.messages import optional, page_of, set_time
 from levy.app.registry import handles
 from levy.app.services import retry_write_conflicts
@@ -77,6 +77,8 @@ def to_message(rec: TransactionRecord) -> pb.Transaction:
             )
         for d in r.discounts:
             li.discount_reductions.add(id=d.id, tax_amount_reduction=str(d.tax_amount_reduction))
+        del li.vat_checks[:]
+        add_vat_checks(li.vat_checks, r.vat_checks)
     return msg
 
 

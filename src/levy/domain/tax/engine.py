@@ -443,8 +443,10 @@ def calculate(
         else:
             rows, tax, before = _line_rows(plan, line.quantity, gross, net, bands, extra)
         discounts = _discount_results(line, share, max(0, before - tax))
+        checks = tuple(t.online for t in line.tax_ids if t.online is not None) if line.tax_ids else ()
         results.append(LineResult(line.id, tax, before, rows, discounts, amount, net, resolution=res.level,
-                                  sourcing=how.kind if how is not None else "", inclusive=line.inclusive))
+                                  sourcing=how.kind if how is not None else "", inclusive=line.inclusive,
+                                  vat_checks=checks))
         total += tax
     if has_charges:
         for idx, delivery in delivery_shares(inp.lines, states, results, items, on):

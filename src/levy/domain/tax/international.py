@@ -1,4 +1,4 @@
-"""VAT and GST outside the US (issue 34): the EU-27, the United Kingdom, Canada and Australia.
+"""VAT and GST outside the US: the EU-27, the United Kingdom, Canada and Australia.
 
 Pure: the rates come in as plain data (``src/levy/data/tax/international/*.json``, loaded by
 :func:`levy.rates.builtin.load_international`), tax ids are checked with python-stdnum (formats and
@@ -13,7 +13,9 @@ check digits, no network). See docs/international.md.
   state's also by ``EU-OSS`` (the Union One-Stop-Shop covers B2C sales to every member state).
 * **Who pays** (:func:`reverse_charge`): a customer's valid business tax id for the destination
   country turns the line's tax to a reverse charge (tax 0, a row naming the rule); a malformed id
-  earns none and the row says why.
+  earns none and the row says why. The row's rule name names the id's country and number. An EU
+  VAT id may also have been checked online (VIES, by the application: ``TaxId.online``): an
+  "invalid" answer earns no reverse charge; "unavailable" leaves the format check to decide.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from datetime import date
 from decimal import Decimal
 
 from levy.domain.errors import LevyError, ValidationFailed
-from levy.domain.tax.model import TaxId
+from levy.domain.tax.model import TaxId, VatCheck
 from levy.domain.tax.rates import DatedRate
 
 EU_OSS = "EU-OSS"
@@ -131,22 +133,31 @@ class ReverseCharge:
     detail: str = ""
 
 
-# Reverse-charge rules by tax id type: (the countries it is for, the rule's name).
-_CA_RULE = ("Not collected: supply to a GST/HST registrant who gave its registration number "
-            "(Excise Tax Act Part IX, Division II, Subdivision E: simplified registration)")
-REVERSE_CHARGE_RULES: dict[str, tuple[str, str]] = {
-    "eu_vat": ("EU", ("Reverse charge: VAT Directive 2006/112/EC Art. 196 (the customer, a taxable person "
-                      "identified for VAT, accounts for the VAT; place of supply Art. 44)")),
-    "gb_vat": ("GB", "Reverse charge: Value Added Tax Act 1994 s. 8 (the UK business customer accounts for the VAT)"),
-    "ca_gst_hst": ("CA", _CA_RULE),
-    "ca_bn": ("CA", _CA_RULE),
-    "au_abn": ("AU", ("Reverse charge: not an inbound intangible consumer supply, the GST-registered "
-                      "Australian business accounts for the GST (GST Act 1999 s. 84-65 and Division 84)")),
+# Reverse-charge rules by tax id type: (the countries it is for, what the id is called, the rule).
+# The row's rule name is "<how>: customer's <country> <id name> <number>, <rule>" (:func:`rule_name`).
+REVERSE_CHARGE_RULES: dict[str, tuple[str, str, str, str]] = {
+    "eu_vat": ("EU", "Reverse charge", "VAT id", ("VAT Directive 2006/112/EC Art. 196 (the customer, identified "
+                                                  "for VAT, accounts for the VAT; place of supply Art. 44)")),
+    "gb_vat": ("GB", "Reverse charge", "VAT number",
+               "Value Added Tax Act 1994 s. 8 (the UK business customer accounts for the VAT)"),
+    "ca_gst_hst": ("CA", "Not collected", "GST/HST number",
+                   "Excise Tax Act Part IX, Division II, Subdivision E (simplified registration: supply to a registrant)"),
+    "ca_bn": ("CA", "Not collected", "GST/HST number",
+              "Excise Tax Act Part IX, Division II, Subdivision E (simplified registration: supply to a registrant)"),
+    "au_abn": ("AU", "Reverse charge", "ABN",
+               "GST Act 1999 s. 84-65, Division 84 (the GST-registered Australian business accounts for the GST)"),
 }
 
 
+def rule_name(tax_type: str, country: str, number: str) -> str:
+    """The reverse-charge row's rule name: the id's country and number, and the rule
+    ("Reverse charge: customer's DE VAT id DE136695976, VAT Directive 2006/112/EC Art. 196 (...)")."""
+    _, how, label, rule = REVERSE_CHARGE_RULES[tax_type]
+    return f"{how}: customer's {country} {label} {number}, {rule}"
+
+
 def _check_tax_id(tax_id: TaxId) -> tuple[str | None, str]:
-    """(the id's country code, "") when valid, else (None, why)."""
+    """(the id's country code, its compact number) when valid, else (None, why)."""
     from stdnum.exceptions import ValidationError
 
     value = tax_id.value.strip()
@@ -157,27 +168,44 @@ def _check_tax_id(tax_id: TaxId) -> tuple[str | None, str]:
             number = vat.validate(value)
             countries = vat.guess_country(number)
             country = countries[0].upper() if countries else number[:2].upper()
-            return ("GR" if country == "EL" else country), ""
+            return ("GR" if country == "EL" else country), number
         if tax_id.type == "gb_vat":
             from stdnum.gb import vat as gb_vat
 
-            gb_vat.validate(value)
-            return "GB", ""
+            number = gb_vat.validate(value)
+            return "GB", number if number.startswith("GB") else f"GB{number}"
         if tax_id.type in ("ca_gst_hst", "ca_bn"):
             from stdnum.ca import bn
 
             number = bn.validate(value)
             if len(number) != 15 or number[9:11] != "RT":
                 return None, "a GST/HST number is a 15-character business number with the RT program (123456789RT0001)"
-            return "CA", ""
+            return "CA", number
         if tax_id.type == "au_abn":
             from stdnum.au import abn
 
-            abn.validate(value)
-            return "AU", ""
+            return "AU", abn.validate(value)
     except ValidationError as e:
         return None, str(e).rstrip(".")
     return None, f"type '{tax_id.type}' is not one Levy checks ({', '.join(sorted(REVERSE_CHARGE_RULES))})"
+
+
+def eu_vat_number(tax_id: TaxId) -> str | None:
+    """The compact number (``DE136695976``) of a well-formed ``eu_vat`` id, else None: what the
+    online (VIES) check is asked about."""
+    if tax_id.type != "eu_vat":
+        return None
+    country, number = _check_tax_id(tax_id)
+    return number if country is not None else None
+
+
+def _online_note(check: VatCheck) -> str:
+    """What the line's detail says of the VIES answer about an id whose format is valid."""
+    ref = f", request identifier {check.request_identifier}" if check.request_identifier else ""
+    if check.result == "valid":
+        return f"; VIES: valid on {check.checked_on.isoformat()}{ref}"
+    why = f" ({check.detail})" if check.detail else ""
+    return f"; VIES online check unavailable{why}: the format check decides"
 
 
 def reverse_charge(country: Country, tax_ids: Sequence[TaxId]) -> ReverseCharge:
@@ -186,7 +214,9 @@ def reverse_charge(country: Country, tax_ids: Sequence[TaxId]) -> ReverseCharge:
     A valid id of a type for the destination (an ``eu_vat`` of a member state for an EU country;
     ``gb_vat`` for GB; ``ca_gst_hst`` or ``ca_bn`` with the RT program for Canada; ``au_abn`` for
     Australia) reverse charges the line. An id of such a type that is malformed earns none, and
-    ``detail`` says why; ids for other places are ignored (and said so)."""
+    ``detail`` says why; ids for other places are ignored (and said so). An ``eu_vat`` id that
+    VIES answered invalid (``TaxId.online``) earns none either; when VIES was unavailable the
+    format check decides and ``detail`` says so."""
     notes: list[str] = []
     for tax_id in tax_ids:
         rule = REVERSE_CHARGE_RULES.get(tax_id.type)
@@ -194,26 +224,34 @@ def reverse_charge(country: Country, tax_ids: Sequence[TaxId]) -> ReverseCharge:
         if rule is None:
             notes.append(f"{shown}: type not checked by Levy, no reverse charge")
             continue
-        region, name = rule
-        if region != (country.union or country.code):
+        if rule[0] != (country.union or country.code):
             notes.append(f"{shown} is not for {country.name}: no reverse charge")
             continue
-        id_country, why = _check_tax_id(tax_id)
+        id_country, number = _check_tax_id(tax_id)
         if id_country is None:
-            notes.append(f"{shown} is not valid ({why}): no reverse charge, taxed as a sale to a consumer")
+            notes.append(f"{shown} is not valid ({number}): no reverse charge, taxed as a sale to a consumer")
             continue
-        return ReverseCharge(True, name, f"{shown} valid (format and check digits, python-stdnum; "
-                                          f"issued in {id_country})")
+        online = tax_id.online
+        if online is not None and online.result == "invalid":
+            ref = f", request identifier {online.request_identifier}" if online.request_identifier else ""
+            notes.append(f"{shown} is not valid according to VIES (checked {online.checked_on.isoformat()}{ref}): "
+                         "no reverse charge, taxed as a sale to a consumer")
+            continue
+        return ReverseCharge(True, rule_name(tax_id.type, id_country, number),
+                             f"{shown} valid (format and check digits, python-stdnum; issued in {id_country})"
+                             + (_online_note(online) if online is not None else ""))
     return ReverseCharge(False, "", "; ".join(notes))
 
 
 class International:
     """The international rates: immutable, built once from the data files."""
 
-    __slots__ = ("countries",)
+    __slots__ = ("countries", "member_states")
 
     def __init__(self, countries: Iterable[Country]) -> None:
         self.countries: dict[str, Country] = {c.code: c for c in countries}
+        # The EU member states' codes (where an EU VAT id may be reverse charged and checked online).
+        self.member_states = frozenset(c.code for c in self.countries.values() if c.union == "EU")
 
     def covers(self, country: str) -> bool:
         return country in self.countries

@@ -74,12 +74,30 @@ class Discount:
 
 
 @dataclass(frozen=True, slots=True)
+class VatCheck:
+    """The answer of the EU's VIES service about one VAT number (docs/international.md, "VIES").
+
+    ``result``: ``valid`` or ``invalid`` (VIES answered), ``unavailable`` (no answer: down, slow, a
+    member state's system unavailable); ``checked_on``: the consultation date VIES gave (the day
+    asked when unavailable); ``request_identifier``: VIES's consultation number ("" when VIES gave
+    none); ``detail``: why it was unavailable ("" otherwise)."""
+
+    vat_number: str  # country prefix and number as asked, e.g. "DE123456788"
+    result: str
+    checked_on: date
+    request_identifier: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class TaxId:
-    """A customer's tax id as sent (spec 2.5 ``tax_ids``: country, type, value)."""
+    """A customer's tax id as sent (spec 2.5 ``tax_ids``: country, type, value), with the online
+    check of an EU VAT number when one was made (``online``)."""
 
     type: str
     value: str
     country: str | None = None
+    online: VatCheck | None = None
 
 
 @value
@@ -173,6 +191,8 @@ class LineResult:
     # (``taxable_amount + tax_amount`` = the amount less discounts) and ``amount`` the amount before
     # discounts less its tax before discounts, so that returns count sales net of the tax they include.
     inclusive: bool = False
+    # The online (VIES) checks of the line's EU VAT ids, when the server makes them.
+    vat_checks: tuple[VatCheck, ...] = ()
 
 
 @value

@@ -100,6 +100,9 @@ transaction_lines = Table(
     Column("sourcing", String(16), nullable=True),
     Column("ship_from", Text(), nullable=True),
     Column("input_message", LargeBinary(), nullable=True),  # since 0011: see ``input``
+    # The online (VIES) checks of the line's EU VAT ids (JSON array of [vat_number, result,
+    # checked_on, request_identifier, detail]); NULL when none was made (and before 0020).
+    Column("vat_checks", Text(), nullable=True),
     PrimaryKeyConstraint("transaction_id", "position"),
     Index(None, "organization_id", "customer_id"),
 )
