@@ -173,6 +173,8 @@ def _street(rec: list[str]) -> StreetRange:
 
 def _unit(rec: list[str]) -> UnitRange | None:
     """The secondary range of an address record (columns 10-13), None when it has none."""
+    if not (rec[10] or rec[11] or rec[12] or rec[13]):
+        return None  # the common case, without the stripping below
     abbr, low, high, parity = (rec[i].strip().upper() for i in (10, 11, 12, 13))
     if not (low or high):
         if abbr or parity:
@@ -194,7 +196,7 @@ def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]
     rows: list[SstBoundary] = []
     errors: list[ValidationFailed] = []
     for line_no, rec in enumerate(_boundary_fields(lines), start=1):
-        if not rec or all(not c.strip() for c in rec):
+        if not rec or (not rec[0].strip() and all(not c.strip() for c in rec)):
             continue
         try:
             kind = rec[0].strip().lower()
