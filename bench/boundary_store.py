@@ -39,7 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from bench import sst_synthetic
-from bench.harness import CALC_METHOD, ROOT, levy, levy_env, levy_server, server_cpu_seconds
+from bench.harness import (
+    CALC_METHOD,
+    ROOT,
+    levy,
+    levy_env,
+    levy_server,
+    server_cpu_seconds,
+)
 
 
 def _children(pid: int) -> list[int]:
