@@ -102,6 +102,12 @@ def serve_figures(db: str, workdir: Path, workers: int, calc: tuple[str, int] | 
         return out
 
 
+def first_zip(records: int) -> int:
+    """The synthetic file's first ZIP: Minnesota's 55001, or 10001 when its ZIPs (one per 100 records)
+    would run past 99999 (above 4.5 million records)."""
+    return 55001 if 55001 + records // 100 <= 99999 else 10001
+
+
 def mn_tenant(db: str) -> str:
     """An organization registered in Minnesota (the synthetic file's state): its API key."""
     import asyncio
@@ -145,10 +151,10 @@ def calculations(target: str, key: str, records: int, samples: int = 600, warmup
     rnd = random.Random(33)
     n4 = records // 2
     day = sst_synthetic.date_in_force()
-    # The file's ZIPs run on past Minnesota's (55001 + i // 50): only those of the ZIP directory's MN, which
+    # The file's ZIPs run on past Minnesota's (first + i // 50): only those of the ZIP directory's MN, which
     # the per-ZIP-only server accepts too (it refuses a ZIP of another state).
-    directory = zip_directory()
-    in_mn = [k for k in range(n4 // 50) if getattr(directory.get(f"{55001 + k:05d}"), "state", None) == "MN"]
+    directory, first = zip_directory(), first_zip(records)
+    in_mn = [k for k in range(n4 // 50) if getattr(directory.get(f"{first + k:05d}"), "state", None) == "MN"]
     requests = []
     for i in range(samples + warmup):
         req = pb.CreateCalculationRequest(currency="USD")
@@ -157,10 +163,10 @@ def calculations(target: str, key: str, records: int, samples: int = 600, warmup
         li.customer.address.state, li.customer.address.country = "MN", "US"
         k = rnd.choice(in_mn)  # a ZIP: its 50 ZIP+4 records and 25 street pairs
         if i % 2:
-            z, street = sst_synthetic.street_of(k * 25 + rnd.randrange(25))
+            z, street = sst_synthetic.street_of(k * 25 + rnd.randrange(25), first)
             li.customer.address.line1, li.customer.address.postal_code = f"{rnd.randrange(1, 999)} N {street} ST", z
         else:
-            z, lo, _, _ = sst_synthetic.zip4_of(k * 50 + rnd.randrange(50))
+            z, lo, _, _ = sst_synthetic.zip4_of(k * 50 + rnd.randrange(50), first)
             li.customer.address.postal_code = f"{z}-{lo}"
         requests.append(req.SerializeToString())
     times = []
@@ -202,11 +208,11 @@ def lookups(db: str, records: int, samples: int = 2000) -> dict[str, float]:
         for _ in range(samples):
             if kind == "address":
                 k = rnd.randrange(n4 // 2)
-                z, street = sst_synthetic.street_of(k)
+                z, street = sst_synthetic.street_of(k, first_zip(records))
                 addr = Address(line1=f"{rnd.randrange(1, 999)} N {street} ST", city="", state="MN", postal_code=z,
                                country="US")
             else:
-                z, lo, _, _ = sst_synthetic.zip4_of(rnd.randrange(n4))
+                z, lo, _, _ = sst_synthetic.zip4_of(rnd.randrange(n4), first_zip(records))
                 code = f"{z}-{lo}" if kind == "zip4" else z
                 addr = Address(line1="", city="", state="MN", postal_code=code, country="US")
             object.__setattr__(table, "_resolved", BoundedMemo(16))  # no cached answer
@@ -229,7 +235,7 @@ def run(records: int, workdir: Path, workers: tuple[int, ...]) -> dict[str, Any]
     key = mn_tenant(db)
     base = {w: serve_figures(db, work, w, (key, records) if w == workers[0] else None) for w in workers}
     n4 = records // 2
-    rates, bounds = sst_synthetic.write(work / "sst", n4, records - n4)
+    rates, bounds = sst_synthetic.write(work / "sst", n4, records - n4, first_zip=first_zip(records))
     imp = timed_import(db, str(rates), str(bounds))
     imp["records_per_s"] = round(records / imp["seconds"])
     imp["db_mb"] = round(db_file.stat().st_size / 1e6, 1)
