@@ -144,9 +144,8 @@ def calculations(target: str, key: str, records: int, samples: int = 600, warmup
 
     import grpc
 
-    from levy.v1 import calculations_pb2 as pb
-
     from levy.rates.builtin import zip_directory
+    from levy.v1 import calculations_pb2 as pb
 
     rnd = random.Random(33)
     n4 = records // 2
