@@ -77,8 +77,9 @@ async def add_import(
         )
     )
     encoded: dict[tuple[Component, ...], str] = {}
-    rows = [_record_values(import_id, r, encoded) for r in records]
-    await insert_records(conn, rows, progress)
+    for start in range(0, len(records), BULK):  # the rows of one batch at a time in memory, beside the records
+        rows = [_record_values(import_id, r, encoded) for r in records[start : start + BULK]]
+        await insert_records(conn, rows, progress)
     return import_id
 
 
