@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -99,7 +99,7 @@ async def insert_records(conn: AsyncConnection, rows: Sequence[tuple[Any, ...]],
     tests/store/test_local_rates.py compares the rows of both paths on both databases."""
     dialect = conn.dialect
     raw = await conn.get_raw_connection()
-    adapted, driver = raw.dbapi_connection, raw.driver_connection
+    adapted, driver = raw.dbapi_connection, cast(Any, raw.driver_connection)
     if dialect.name == "postgresql" and hasattr(driver, "copy_records_to_table"):
         await conn.execute(select(1))  # the driver's transaction is open before COPY joins it
         for start in range(0, len(rows), BULK):
