@@ -13,6 +13,10 @@ records), on a fresh SQLite database:
   ``/proc/<pid>/smaps_rollup``: a page mapped by two workers counts half in each);
 * the same server on a database with the per-ZIP tables only (no boundary
   records) for the side-by-side figures;
+* calculations through the server (``--workers 1``, gRPC ``CreateCalculation``, one line, one
+  request at a time, each at another address of the file: half ZIP+4 codes, half street
+  addresses), p50 and p99 in milliseconds, with the boundary records and on the per-ZIP-only
+  server at the same addresses;
 * look-ups in process: the rate table's ``resolve`` at ZIP+4 and street
   addresses of the file, p50 and p99 in microseconds, against ZIP-only look-ups.
 
@@ -24,6 +28,7 @@ files of about 130 bytes per record in ``--workdir``.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import subprocess
@@ -34,7 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from bench import sst_synthetic
-from bench.harness import ROOT, levy, levy_env, levy_server, server_cpu_seconds
+from bench.harness import (
+    CALC_METHOD,
+    ROOT,
+    levy,
+    levy_env,
+    levy_server,
+    server_cpu_seconds,
+)
 
 
 def _children(pid: int) -> list[int]:
@@ -76,13 +88,96 @@ def timed_import(db: str, *paths: str) -> dict[str, float]:
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
 
 
-def serve_figures(db: str, workdir: Path, workers: int) -> dict[str, float]:
+def serve_figures(db: str, workdir: Path, workers: int, calc: tuple[str, int] | None = None) -> dict[str, float]:
+    """Start-up and memory of ``levy serve --workers W``; with ``calc`` (an API key, the records
+    of the file), also :func:`calculations` through it."""
     t0 = time.perf_counter()
     with levy_server(db, workdir, workers=workers, name=f"serve{workers}", start_timeout=900) as server:
         start = time.perf_counter() - t0
         cpu = server_cpu_seconds(server.pid)
         time.sleep(1.0 if workers == 1 else 3.0)  # every worker up (the parent answers as soon as one is)
-        return {"startup_s": round(start, 2), "startup_cpu_s": round(cpu, 2), "pss_mb": round(pss_mb(server.pid), 1)}
+        out = {"startup_s": round(start, 2), "startup_cpu_s": round(cpu, 2), "pss_mb": round(pss_mb(server.pid), 1)}
+        if calc is not None:
+            out.update(calculations(server.grpc, *calc))
+        return out
+
+
+def first_zip(records: int) -> int:
+    """The synthetic file's first ZIP: Minnesota's 55001, or 10001 when its ZIPs (one per 100 records)
+    would run past 99999 (above 4.5 million records)."""
+    return 55001 if 55001 + records // 100 <= 99999 else 10001
+
+
+def mn_tenant(db: str) -> str:
+    """An organization registered in Minnesota (the synthetic file's state): its API key."""
+    import asyncio
+    from datetime import UTC, date, datetime
+
+    from sqlalchemy import insert
+
+    from bench import seed
+    from levy.domain.ids import new_id
+    from levy.store.db import create_engine, transaction
+    from levy.store.tables.areas import registrations
+
+    tenant = seed.new_tenant(db)
+
+    async def register() -> None:
+        engine = create_engine(db, pool_size=1)
+        try:
+            async with transaction(engine, write=True) as conn:
+                await conn.execute(insert(registrations).values(
+                    id=new_id("reg"), organization_id=tenant.organization_id, jurisdiction="US-ST-MN",
+                    registration_number="MN-0001", effective_from=date(2000, 1, 1), effective_to=None,
+                    created_at=datetime.now(UTC)))
+        finally:
+            await engine.dispose()
+
+    asyncio.run(register())
+    return tenant.key
+
+
+def calculations(target: str, key: str, records: int, samples: int = 600, warmup: int = 30) -> dict[str, float]:
+    """gRPC CreateCalculation at ``samples`` addresses of the file (half ZIP+4, half street), one at
+    a time: p50 and p99 in milliseconds. The same addresses (seeded) on every server."""
+    import random
+
+    import grpc
+
+    from levy.rates.builtin import zip_directory
+    from levy.v1 import calculations_pb2 as pb
+
+    rnd = random.Random(33)
+    n4 = records // 2
+    day = sst_synthetic.date_in_force()
+    # The file's ZIPs run on past Minnesota's (first + i // 50): only those of the ZIP directory's MN, which
+    # the per-ZIP-only server accepts too (it refuses a ZIP of another state).
+    directory, first = zip_directory(), first_zip(records)
+    in_mn = [k for k in range(n4 // 50) if getattr(directory.get(f"{first + k:05d}"), "state", None) == "MN"]
+    requests = []
+    for i in range(samples + warmup):
+        req = pb.CreateCalculationRequest(currency="USD")
+        req.transaction_date.FromDatetime(datetime.datetime(day.year, day.month, day.day, tzinfo=datetime.UTC))
+        li = req.line_items.add(id="l1", quantity="1", unit_price="10000")
+        li.customer.address.state, li.customer.address.country = "MN", "US"
+        k = rnd.choice(in_mn)  # a ZIP: its 50 ZIP+4 records and 25 street pairs
+        if i % 2:
+            z, street = sst_synthetic.street_of(k * 25 + rnd.randrange(25), first)
+            li.customer.address.line1, li.customer.address.postal_code = f"{rnd.randrange(1, 999)} N {street} ST", z
+        else:
+            z, lo, _, _ = sst_synthetic.zip4_of(k * 50 + rnd.randrange(50), first)
+            li.customer.address.postal_code = f"{z}-{lo}"
+        requests.append(req.SerializeToString())
+    times = []
+    with grpc.insecure_channel(target) as channel:
+        call = channel.unary_unary(CALC_METHOD)
+        for i, body in enumerate(requests):
+            t0 = time.perf_counter()
+            call(body, metadata=(("x-api-key", key),), timeout=60)
+            if i >= warmup:
+                times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    return {"calc_p50_ms": round(times[len(times) // 2], 2), "calc_p99_ms": round(times[int(len(times) * 0.99)], 2)}
 
 
 def lookups(db: str, records: int, samples: int = 2000) -> dict[str, float]:
@@ -112,11 +207,11 @@ def lookups(db: str, records: int, samples: int = 2000) -> dict[str, float]:
         for _ in range(samples):
             if kind == "address":
                 k = rnd.randrange(n4 // 2)
-                z, street = sst_synthetic.street_of(k)
+                z, street = sst_synthetic.street_of(k, first_zip(records))
                 addr = Address(line1=f"{rnd.randrange(1, 999)} N {street} ST", city="", state="MN", postal_code=z,
                                country="US")
             else:
-                z, lo, _, _ = sst_synthetic.zip4_of(rnd.randrange(n4))
+                z, lo, _, _ = sst_synthetic.zip4_of(rnd.randrange(n4), first_zip(records))
                 code = f"{z}-{lo}" if kind == "zip4" else z
                 addr = Address(line1="", city="", state="MN", postal_code=code, country="US")
             object.__setattr__(table, "_resolved", BoundedMemo(16))  # no cached answer
@@ -136,16 +231,18 @@ def run(records: int, workdir: Path, workers: tuple[int, ...]) -> dict[str, Any]
     db_file = work / "levy.db"
     db = f"sqlite+aiosqlite:///{db_file}"
     levy(db, "migrate")
-    base = {w: serve_figures(db, work, w) for w in workers}
+    key = mn_tenant(db)
+    base = {w: serve_figures(db, work, w, (key, records) if w == workers[0] else None) for w in workers}
     n4 = records // 2
-    rates, bounds = sst_synthetic.write(work / "sst", n4, records - n4)
+    rates, bounds = sst_synthetic.write(work / "sst", n4, records - n4, first_zip=first_zip(records))
     imp = timed_import(db, str(rates), str(bounds))
     imp["records_per_s"] = round(records / imp["seconds"])
     imp["db_mb"] = round(db_file.stat().st_size / 1e6, 1)
     stores = list(work.glob("levy.db.addresses/addresses-*.sqlite"))
     imp["address_file_mb"] = round(sum(p.stat().st_size for p in stores) / 1e6, 1)
     out: dict[str, Any] = {"records": records, "import": imp, "per_zip_only": base}
-    out["with_boundaries"] = {w: serve_figures(db, work, w) for w in workers}
+    out["with_boundaries"] = {w: serve_figures(db, work, w, (key, records) if w == workers[0] else None)
+                              for w in workers}
     out["lookups"] = lookups(db, records)
     return out
 
@@ -183,7 +280,8 @@ def file_only(records: int, workdir: Path) -> dict[str, Any]:
         out = []
         for i in range(lo, hi):
             base = dict(state="MN", effective_from=begin, effective_to=None, source="MNR+MNB", source_kind="official_address",
-                        is_primary=False, components=comps, line=i + 1, plus4_low=None, plus4_high=None, street_name=None)
+                        is_primary=False, components=comps, line=i + 1, plus4_low=None, plus4_high=None, street_name=None,
+                        unit_abbr=None, unit_low=None, unit_high=None, unit_parity=None)
             if i < n4:
                 z, plo, phi, _ = sst_synthetic.zip4_of(i, 10001)
                 base.update(zip5=z, plus4_low=plo, plus4_high=phi)

@@ -47,8 +47,11 @@ def street_of(k: int, first_zip: int = 55001) -> tuple[str, str]:
     return f"{first_zip + k // 25:05d}", f"OAK{k}"
 
 
-def boundary_lines(n4: int, na: int, quarter: str = "2026Q2", state: str = "MN", units: int = 0) -> list[str]:
+def boundary_lines(n4: int, na: int, quarter: str = "2026Q2", state: str = "MN", units: int = 0,
+                   first_zip: int | None = None) -> list[str]:
+    """The lines of the boundary file (``first_zip``: the first ZIP, else the state's)."""
     fips, first, _ = STATES[state]
+    first = first_zip or first
     window = QUARTERS[quarter]
     out = []
     for i in range(n4):
@@ -74,13 +77,13 @@ def rate_lines(state: str = "MN", rates: dict[str, str] | None = None) -> list[s
 
 
 def write(folder: Path, n4: int, na: int, *, quarter: str = "2026Q2", state: str = "MN",
-          rates: dict[str, str] | None = None, units: int = 0) -> tuple[Path, Path]:
+          rates: dict[str, str] | None = None, units: int = 0, first_zip: int | None = None) -> tuple[Path, Path]:
     """Write ``MNR2026Q2SYN.csv`` and ``MNB2026Q2SYN.csv`` (of ``state`` and ``quarter``) into
     ``folder``, county rates ``rates`` (default RATES); their paths."""
     folder.mkdir(parents=True, exist_ok=True)
     rate_file, bounds = folder / f"{state}R{quarter}SYN.csv", folder / f"{state}B{quarter}SYN.csv"
     rate_file.write_text("\n".join(rate_lines(state, rates)) + "\n")
-    bounds.write_text("\n".join(boundary_lines(n4, na, quarter, state, units)) + "\n")
+    bounds.write_text("\n".join(boundary_lines(n4, na, quarter, state, units, first_zip)) + "\n")
     return rate_file, bounds
 
 

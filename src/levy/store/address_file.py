@@ -43,7 +43,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import String, or_, select, type_coerce
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -54,7 +54,7 @@ from levy.domain.tax.local_rates import (
     StreetRange,
     UnitRange,
 )
-from levy.domain.tax.rates import normal_range
+from levy.domain.tax.place_names import DIRECTIONALS, SUFFIXES, normalise_street_part
 from levy.store.tables.areas import local_rates, rate_imports
 
 log = logging.getLogger(__name__)
@@ -116,6 +116,18 @@ async def imports_digest(conn: AsyncConnection) -> str:
     return hashlib.sha256(f"v{FORMAT}:".encode() + "\n".join(ids).encode()).hexdigest()[:24]
 
 
+# The columns the build reads; the dates as the driver gives them (typed as text: SQLite's is parsed once per
+# distinct value by the writer rather than by SQLAlchemy for every row; asyncpg's are dates).
+_READ = (
+    *(local_rates.c[name] for name in (
+        "state", "zip5", "plus4_low", "plus4_high", "street_low", "street_high", "street_parity", "street_predir",
+        "street_name", "street_suffix", "street_postdir", "unit_abbr", "unit_low", "unit_high", "unit_parity",
+        "is_primary", "components", "source", "source_kind", "line")),
+    type_coerce(local_rates.c.effective_from, String()).label("effective_from"),
+    type_coerce(local_rates.c.effective_to, String()).label("effective_to"),
+)
+
+
 def _is_address(table: Any = local_rates) -> Any:
     return or_(table.c.street_name.is_not(None), table.c.plus4_low.is_not(None))
 
@@ -130,7 +142,12 @@ class _Writer:
         self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=4096;" + _SCHEMA)
         self.comps: dict[str, int] = {}
         self.sources: dict[str, int] = {}
-        self.ranges: dict[tuple[Any, ...], StreetRange] = {}
+        self.days: dict[date | str, int] = {}
+        self.zips: dict[tuple[str, str], int] = {}
+        self.streets: dict[tuple[str, str, str, str], tuple[str, str, str, str]] = {}
+        self.parts: dict[tuple[str, bool, bool], str] = {}
+        # source kind -> (its index in _KINDS, its precedence)
+        self._kinds = {k: (i, SOURCE_PRECEDENCE.get(k, 0)) for i, k in enumerate(_KINDS)}
         self.seq = 0
         self.count = 0
 
@@ -143,33 +160,68 @@ class _Writer:
         return found
 
     def add(self, rows: Sequence[Any]) -> None:
-        """Rows of ``local_rates`` (address-level), in import order."""
+        """Rows of ``local_rates`` (address-level, the columns of :data:`_READ`), in import order.
+        Dates may be ``date`` objects or ``YYYY-MM-DD`` text (SQLite's, read without conversion)."""
         p4, st = [], []
+        day, comp_id, src_id, kinds = self._day, self.comps, self.sources, self._kinds
         for r in rows:
             self.seq += 1
-            common = (
-                r.effective_from.toordinal(), r.effective_to.toordinal() if r.effective_to else _OPEN_END,
-                _rank(r.source_kind, r.is_primary, r.effective_from, self.seq),
-                self._id(self.comps, r.components, "comps"), self._id(self.sources, r.source, "sources"), r.line or 0,
-                _KINDS.index(r.source_kind), int(bool(r.is_primary)),
-            )
-            key = _zip_key(r.state, r.zip5)
+            ef = day(r.effective_from)
+            comp = comp_id.get(r.components)
+            if comp is None:
+                comp = self._id(comp_id, r.components, "comps")
+            src = src_id.get(r.source)
+            if src is None:
+                src = self._id(src_id, r.source, "sources")
+            kind, prim = kinds[r.source_kind], int(bool(r.is_primary))
+            common = (ef, _OPEN_END if r.effective_to is None else day(r.effective_to),
+                      _rank(kind[1], prim, ef, self.seq), comp, src, r.line or 0, kind[0], prim)
+            key = self._zip(r.state, r.zip5)
             if r.street_name is not None:
-                raw = (r.street_low, r.street_high, r.street_parity, r.street_name, r.street_predir or "",
-                       r.street_suffix or "", r.street_postdir or "")
-                unit = (r.unit_abbr, r.unit_low, r.unit_high, r.unit_parity)
-                rng = self.ranges.get(raw)
-                if rng is None:
-                    if len(self.ranges) > 200_000:
-                        self.ranges.clear()
-                    rng = self.ranges[raw] = normal_range(StreetRange(*raw))
-                st.append((key, rng.street, rng.low, rng.high, rng.parity, rng.predir, rng.suffix, rng.postdir,
-                           *common, *raw[3:], *unit))
+                raw = (r.street_name, r.street_predir or "", r.street_suffix or "", r.street_postdir or "")
+                st.append((key, *self._street(raw), r.street_low, r.street_high, r.street_parity, *common, *raw,
+                           r.unit_abbr, r.unit_low, r.unit_high, r.unit_parity))
             else:
                 p4.append((key, int(r.plus4_low), int(r.plus4_high), *common))
         self.db.executemany("INSERT INTO plus4 VALUES (?,?,?,?,?,?,?,?,?,?,?)", p4)
-        self.db.executemany("INSERT INTO streets VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", st)
+        self.db.executemany("INSERT INTO streets (zip, name, predir, suffix, postdir, lo, hi, parity, ef, et, rank, "
+                            "comp, src, line, kind, prim, rname, rpredir, rsuffix, rpostdir, uabbr, ulow, uhigh, "
+                            "uparity) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", st)
         self.count += len(rows)
+
+    def _day(self, value: date | str) -> int:
+        """The ordinal of a date (``YYYY-MM-DD`` text on SQLite), remembered: a file has few distinct dates."""
+        found = self.days.get(value)
+        if found is None:
+            found = self.days[value] = (value if isinstance(value, date) else date.fromisoformat(value)).toordinal()
+        return found
+
+    def _zip(self, state: str, zip5: str) -> int:
+        found = self.zips.get((state, zip5))
+        if found is None:
+            found = self.zips[(state, zip5)] = _zip_key(state, zip5)
+        return found
+
+    def _street(self, raw: tuple[str, str, str, str]) -> tuple[str, str, str, str]:
+        """(name, pre-directional, suffix, post-directional) as :func:`~levy.domain.tax.rates.normal_range`
+        gives them, each part normalised once per writer (a street has many ranges, a suffix thousands)."""
+        found = self.streets.get(raw)
+        if found is None:
+            if len(self.streets) > 200_000:
+                self.streets.clear()
+            name, predir, suffix, postdir = raw
+            found = self.streets[raw] = (self._part(name, None), self._part(predir, DIRECTIONALS),
+                                         self._part(suffix, SUFFIXES), self._part(postdir, DIRECTIONALS))
+        return found
+
+    def _part(self, text: str, table: dict[str, str] | None) -> str:
+        key = (text, table is None, table is DIRECTIONALS)
+        found = self.parts.get(key)
+        if found is None:
+            if len(self.parts) > 200_000:
+                self.parts.clear()
+            found = self.parts[key] = normalise_street_part(text, table)
+        return found
 
     def finish(self, digest: str) -> None:
         self.db.executescript(_INDEXES)
@@ -181,10 +233,10 @@ class _Writer:
         self.db.close()
 
 
-def _rank(kind: str, primary: bool, effective_from: date, seq: int) -> int:
-    """One integer ordering rows as ``_best_first`` does (larger is better)."""
-    return ((SOURCE_PRECEDENCE.get(kind, 0) * 2 + int(bool(primary))) * 4_000_000 + effective_from.toordinal()) \
-        * 1_000_000_000 + seq
+def _rank(precedence: int, primary: int, effective_from: int, seq: int) -> int:
+    """One integer ordering rows as ``_best_first`` does (larger is better): the source kind's
+    precedence, primary (0 or 1), the start (an ordinal), then the later row read."""
+    return ((precedence * 2 + primary) * 4_000_000 + effective_from) * 1_000_000_000 + seq
 
 
 async def ensure(conn: AsyncConnection, directory: Path) -> Path | None:
@@ -209,7 +261,7 @@ async def ensure(conn: AsyncConnection, directory: Path) -> Path | None:
         writer = await asyncio.to_thread(_Writer, tmp)
         try:
             result = await conn.stream(
-                select(local_rates).where(_is_address())
+                select(*_READ).where(_is_address())
                 .order_by(local_rates.c.import_id, local_rates.c.id).execution_options(yield_per=_CHUNK)
             )
             async for chunk in result.partitions(_CHUNK):
