@@ -79,7 +79,7 @@ def register(sub: Any) -> None:
 
     p = rsub.add_parser("list", help="List rate imports.", description="List rate imports, newest first: id, format, "
                         "source kind, effective window, coverage (states, ZIPs, records), anomaly count, import time, "
-                        "source file; then each import's anomalies and warnings.")
+                        "source file; then every anomaly, expected note, replacement and warning of each import, one a line.")
     add_db(p)
     p.set_defaults(func=_rates_list)
 
@@ -224,7 +224,6 @@ def _print_error(e: Any) -> None:
 
 
 async def _rates_list(args: argparse.Namespace) -> int:
-    from levy.rates.report import SHOWN
     from levy.store.rates import list_imports
 
     async def run(conn: Any) -> int:
@@ -244,15 +243,10 @@ async def _rates_list(args: argparse.Namespace) -> int:
                 f"\t{len(anomalies)} anomalies\t{r.imported_at.isoformat()}\t{r.source_file}"
             )
             for label, items in (("anomaly", anomalies), ("expected", expected)):
-                for a in items[:SHOWN]:
+                for a in items:
                     print(f"  {label} {a['kind']}: line {a['line']}: {a['state']} {a['where']}: {a['detail']}")
-                if len(items) > SHOWN:
-                    print(f"  ... and {len(items) - SHOWN} more ({label})")
-            replaced = rep.get("replaced", ())
-            for text in replaced[:SHOWN]:
+            for text in rep.get("replaced", ()):
                 print(f"  replaced: {text}")
-            if len(replaced) > SHOWN:
-                print(f"  ... and {len(replaced) - SHOWN} more (replaced)")
             for w in rep.get("warnings", ()):
                 print(f"  warning: {w}")
         return 0
