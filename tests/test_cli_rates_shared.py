@@ -62,15 +62,15 @@ def test_every_row_with_no_state_rate_is_listed_and_strict_refuses_them(
 
     done = levy(url, "rates", "import", "--no-progress", str(NM), str(SD))
     assert done.returncode == 0, done.stderr
-    listed = re.findall(r"^    no_state_rate: line (\d+): (NM|SD) ZIP (\d{5}): .* row not applied", done.stdout, re.M)
+    listed = re.findall(r"^    no_state_rate: line (\d+): (NM|SD) ZIP (\d{5}): .* row not applied", done.stdout, re.MULTILINE)
     for state in ("NM", "SD"):
         assert sorted((int(n), z) for n, s, z in listed if s == state) == sorted(expected[state]), state
     assert "  anomalies: 18" in done.stdout and "  anomalies: 37" in done.stdout
     assert "55 anomalies need attention (listed above)" in done.stdout
-    assert not re.search(r"^ *\.\.\. and \d+ more", done.stdout, re.M)  # nothing cut short
+    assert not re.search(r"^ *\.\.\. and \d+ more", done.stdout, re.MULTILINE)  # nothing cut short
     # levy rates list shows each of them again, one a line.
     shown = levy(url, "rates", "list").stdout
-    assert len(re.findall(r"^  anomaly no_state_rate: line \d+: (?:NM|SD) ZIP \d{5}: ", shown, re.M)) == 55
+    assert len(re.findall(r"^  anomaly no_state_rate: line \d+: (?:NM|SD) ZIP \d{5}: ", shown, re.MULTILINE)) == 55
 
 
 def ga_county_rates(on: str) -> dict[str, Decimal]:
@@ -114,17 +114,17 @@ def test_ga_official_file_lists_every_replacement_and_augusta_is_850(
     expected = ga_replacements()
     assert len(expected) == 205  # counted from the two files
     count = re.search(r"^  replaced \(an official level includes what the lower-ranked record lists apart\): "
-                      r"(\d+) ZIPs$", done.stdout, re.M)
+                      r"(\d+) ZIPs$", done.stdout, re.MULTILINE)
     assert count is not None and int(count.group(1)) == len(expected)
     listed = re.findall(r"^    ZIP (\d{5}): county .* \(GAR2026Q2FEB19\.csv line \d+\) replaces county .* \+ "
-                        r"special .* \(TAXRATES_ZIP5_GA202603\.csv line \d+; equal on 2026-03-01\)$", done.stdout, re.M)
+                        r"special .* \(TAXRATES_ZIP5_GA202603\.csv line \d+; equal on 2026-03-01\)$", done.stdout, re.MULTILINE)
     assert sorted(listed) == sorted(expected)
     # GAR line 334: 13,00,245,0.045 (Richmond County, from 2024-04-01); GA table line 534:
     # GA,30901,AUGUSTA,0.085,0.04,0.035,0,0.01: 3.5% + 1% = 4.5%.
     assert ("    ZIP 30901: county Richmond County 4.5% (GAR2026Q2FEB19.csv line 334) replaces county Richmond County "
             "3.5% + special Augusta special district 1% (TAXRATES_ZIP5_GA202603.csv line 534; equal on 2026-03-01)"
             ) in done.stdout.splitlines()
-    assert not re.search(r"^ *\.\.\. and \d+ more", done.stdout, re.M)  # nothing cut short
+    assert not re.search(r"^ *\.\.\. and \d+ more", done.stdout, re.MULTILINE)  # nothing cut short
 
     # Augusta through a real server on those imports, as a user sets it up: a key, a GA registration. State 4% of
     # 10000 = 400, Richmond County 4.5% = 450 (the table's 1% special not stacked on it): 850, 8.5%.
