@@ -89,3 +89,16 @@ def test_the_liability_report_groups_by_the_county_of_the_rate(server: LevyServe
     found = {j["jurisdiction"]: j["filing_tax_amount"] for j in r.json()["jurisdictions"]}
     assert found["US-CO-NC-WILKES_COUNTY"] == "225" and found["US-ST-NC"] == "475"
     assert "US-CO-NC-WATAUGA_COUNTY" not in found
+
+
+def test_a_region_that_names_no_county_or_city_says_the_names_are_the_directorys(calc: Caller, seller: Tenant) -> None:
+    # TAXRATES_ZIP5_NC202603.csv line 2: NC,27006,BERMUDA RUN,0.0675,0.0475,0.02 (the ZIP directory's Advance,
+    # Davie County; the region, Bermuda Run, is no county of North Carolina and no place the directory knows there):
+    # 4.75% = 475, the 2% county rate = 200 under the directory's Davie County, and every row says the name is the
+    # directory's, not the table's.
+    assert rows(calc, seller, "NC", "27006") == ("675", [("state", "North Carolina", "475"),
+                                                         ("county", "Davie County", "200")])
+    li = calc(seller.key, body(addr("NC", "27006"), date=APRIL_15))["line_items"][0]
+    assert all("region BERMUDA RUN (per-ZIP table): no city the ZIP directory knows in the state and no county of "
+               "the state: the county rate is named after the ZIP directory's Davie County" in t["detail"]
+               for t in li["taxes"])

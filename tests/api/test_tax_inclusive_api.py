@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import date
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import grpc
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from levyserver import LevyServer, Tenant, create_tenant
 from rates_servers import caller, server_with_records
 from test_calculations import Caller, _Sql, _wait_for, assert_consistent, calc_error
@@ -120,6 +122,35 @@ def test_inclusive_at_several_rates(calc: Caller, tenant: Tenant) -> None:
     assert or_["tax_amount"] == "0"
     assert out["tax_amount"] == str(588 + 762 + 868)
     assert {li["tax_behavior"] for li in out["line_items"]} == {"inclusive"}
+
+
+# The four rate sets of the module doc: (state, ZIP, total rate worked by hand).
+RATE_SETS = [("TX", None, Decimal("0.0625")), ("TX", "78701", Decimal("0.0825")), ("CA", "94103", Decimal("0.095")),
+             ("OR", None, Decimal(0))]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(amounts=st.lists(st.integers(0, 10**9), min_size=len(RATE_SETS), max_size=len(RATE_SETS)))
+def test_property_inclusive_base_plus_tax_is_the_amount(amounts: list[int], server: LevyServer,
+                                                        tenant: Tenant) -> None:
+    # Any amount at every rate set, one line each, over REST and gRPC: the price P is the amount with the total
+    # rate taken out, half up (P = amount / (1 + rate)); P + the line's tax = the amount exactly; every row is
+    # taxed on P and the rows add up to the line's tax. Both transports answer the same.
+    lines = [item(str(i), state, zip5, price=amount, **INCLUSIVE)
+             for i, ((state, zip5, _), amount) in enumerate(zip(RATE_SETS, amounts))]
+    answers = []
+    for transport in ("rest", "grpc"):
+        for calc in caller(transport, server):
+            answers.append(calc(tenant.key, {"transaction_date": DAY, "line_items": lines}))
+    assert answers[0] == answers[1]
+    for li, (_, _, rate), amount in zip(answers[0]["line_items"], RATE_SETS, amounts):
+        price = int((Decimal(amount) / (1 + rate)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        tax = int(li["tax_amount"])
+        assert price + tax == amount, (li, amount)
+        assert sum(int(t["tax_amount"]) for t in li["taxes"]) == tax
+        assert sum((Decimal(t["tax_rate"]) for t in li["taxes"]), Decimal(0)) == rate
+        assert all(t["taxable_base"] == str(price) for t in li["taxes"] if Decimal(t["tax_rate"]) > 0)
+    assert_consistent(answers[0])
 
 
 def test_request_default_and_a_line_that_says_otherwise(calc: Caller, tenant: Tenant) -> None:

@@ -39,7 +39,8 @@ def register(sub: Any) -> None:
         "source), expected notes (the same rate checks on an estimated table, which folds tribal lands and "
         "villages into whole ZIPs: counted, never refused), warnings, and the lower-ranked components an official "
         "level replaced (a Georgia county rate includes the special districts a per-ZIP table lists apart; "
-        "levy/data/tax/level_inclusions.json); several files end with a summary. --strict refuses an import with "
+        "levy/data/tax/level_inclusions.json), each list a count line and then every entry, one a line; several files "
+        "end with a summary. --strict refuses an import with "
         "anomalies (exit 1, nothing stored); a file that cannot be read (not UTF-8, a NUL byte, a line over "
         "131,072 characters, a bad row, an SST boundary file without its rate file) exits 2 with its file and line. "
         "Older imports are kept: a past date uses the rates in force then. "
@@ -79,7 +80,7 @@ def register(sub: Any) -> None:
 
     p = rsub.add_parser("list", help="List rate imports.", description="List rate imports, newest first: id, format, "
                         "source kind, effective window, coverage (states, ZIPs, records), anomaly count, import time, "
-                        "source file; then each import's anomalies and warnings.")
+                        "source file; then every anomaly, expected note, replacement and warning of each import, one a line.")
     add_db(p)
     p.set_defaults(func=_rates_list)
 
@@ -224,7 +225,6 @@ def _print_error(e: Any) -> None:
 
 
 async def _rates_list(args: argparse.Namespace) -> int:
-    from levy.rates.report import SHOWN
     from levy.store.rates import list_imports
 
     async def run(conn: Any) -> int:
@@ -244,15 +244,10 @@ async def _rates_list(args: argparse.Namespace) -> int:
                 f"\t{len(anomalies)} anomalies\t{r.imported_at.isoformat()}\t{r.source_file}"
             )
             for label, items in (("anomaly", anomalies), ("expected", expected)):
-                for a in items[:SHOWN]:
+                for a in items:
                     print(f"  {label} {a['kind']}: line {a['line']}: {a['state']} {a['where']}: {a['detail']}")
-                if len(items) > SHOWN:
-                    print(f"  ... and {len(items) - SHOWN} more ({label})")
-            replaced = rep.get("replaced", ())
-            for text in replaced[:SHOWN]:
+            for text in rep.get("replaced", ()):
                 print(f"  replaced: {text}")
-            if len(replaced) > SHOWN:
-                print(f"  ... and {len(replaced) - SHOWN} more (replaced)")
             for w in rep.get("warnings", ()):
                 print(f"  warning: {w}")
         return 0

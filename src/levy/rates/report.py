@@ -62,7 +62,6 @@ from levy.domain.tax.local_rates import LocalRecord
 from levy.domain.tax.rates import StateInfo, ZipPlace, ZipRateRow
 from levy.domain.tax.place_names import normalise_county, normalise_place
 
-SHOWN = 20  # anomalies / disagreements listed one by one in the printed report
 _ZERO = Decimal(0)
 _TOLERANCE = Decimal("0.00001")  # a per-ZIP table prints rates to 6 places
 # Rate checks that an estimated source is expected to fail (districts folded into whole ZIPs): notes, not anomalies.
@@ -144,9 +143,7 @@ class RateReport:
             f"{self.places} place-wide records, effective {window}, kind {', '.join(self.source_kinds) or '-'}",
             f"  anomalies: {len(self.anomalies)}",
         ]
-        out += [f"    {a.kind}: {a.text()}" for a in self.anomalies[:SHOWN]]
-        if len(self.anomalies) > SHOWN:
-            out.append(f"    ... and {len(self.anomalies) - SHOWN} more")
+        out += [f"    {a.kind}: {a.text()}" for a in self.anomalies]
         if self.expected:
             counts = ", ".join(f"{k} {n}" for k, n in sorted(self.expected_counts().items()))
             out.append(f"  expected of an estimated table (not anomalies): {counts}")
@@ -154,14 +151,10 @@ class RateReport:
         if self.replaced:
             out.append(f"  replaced (an official level includes what the lower-ranked record lists apart): "
                        f"{len(self.replaced)} ZIPs")
-            out += [f"    {r.text()}" for r in self.replaced[:SHOWN]]
-            if len(self.replaced) > SHOWN:
-                out.append(f"    ... and {len(self.replaced) - SHOWN} more")
+            out += [f"    {r.text()}" for r in self.replaced]
         if self.disagreements:
             out.append(f"  disagreements with imported ZIP tables: {len(self.disagreements)}")
-            out += [f"    {d.text()}" for d in self.disagreements[:SHOWN]]
-            if len(self.disagreements) > SHOWN:
-                out.append(f"    ... and {len(self.disagreements) - SHOWN} more")
+            out += [f"    {d.text()}" for d in self.disagreements]
         return out
 
     def summary(self) -> dict[str, Any]:

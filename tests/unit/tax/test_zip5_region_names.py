@@ -79,3 +79,46 @@ def test_a_region_that_is_the_directorys_city_says_nothing_more(table, rules):
     assert [(t, n, a) for t, n, _, a in found] == [("state", "Texas", 625), ("city", "Austin", 100),
                                                    ("special", "Austin special district", 100)]
     assert not any("per-ZIP table)" in t.detail for t in taxes)
+
+
+UNMAPPED = [
+    # TAXRATES_ZIP5_TX202603.csv line 269: Bogata (Red River County in the directory); the region is a crime
+    # control district, no county of Texas and no place the directory knows there.
+    "TX,75417,BOGATA CRIME CONTROL & PREVENTION,0.082500,0.062500,0.005000,0.010000,0.005000,0\n",
+    # TAXRATES_ZIP5_NC202603.csv line 2: Advance (Davie County in the directory); region BERMUDA RUN, a town the
+    # directory does not list: the 2% county rate only.
+    "NC,27006,BERMUDA RUN,0.067500,0.047500,0.020000,0.000000,0.000000,0\n",
+]
+
+
+@pytest.fixture(scope="module")
+def unmapped_table() -> RateTable:
+    rows = []
+    for text in UNMAPPED:
+        rows += parse_zip5([HEADER, text], f"TAXRATES_ZIP5_{text[:2]}202603.csv")
+    return RateTable.build(load_states(), zip5_records(rows), zip_directory())
+
+
+def test_a_region_that_names_no_county_or_city_says_every_name_rests_on_the_directory(unmapped_table, rules):
+    # 75417: 6.25% = 625, Red River County 0.5% = 50, Bogata 1% = 100, the region's district 0.5% = 50: 825. The
+    # county and city names are the directory's guess, which the table does not confirm: every row says so.
+    found, taxes = rows_of(unmapped_table, rules, "TX", "75417")
+    assert [(t, n, a) for t, n, _, a in found] == [("state", "Texas", 625), ("county", "Red River County", 50),
+                                                   ("city", "Bogata", 100),
+                                                   ("special", "Bogata Crime Control & Prevention special district",
+                                                    50)]
+    note = ("region BOGATA CRIME CONTROL & PREVENTION (per-ZIP table): no city the ZIP directory knows in the state "
+            "and no county of the state: the county rate is named after the ZIP directory's Red River County, the "
+            "city rate is named after the ZIP directory's city Bogata, the special district rate is named after "
+            "the region")
+    assert all(note in t.detail for t in taxes)
+
+
+def test_a_county_rate_under_an_unknown_region_says_whose_name_it_carries(unmapped_table, rules):
+    # 27006: 4.75% = 475, the 2% county rate = 200 under the directory's Davie County, and the rows say the name
+    # is the directory's (before, nothing said so although the region, Bermuda Run, is no county).
+    found, taxes = rows_of(unmapped_table, rules, "NC", "27006")
+    assert [(t, n, a) for t, n, _, a in found] == [("state", "North Carolina", 475), ("county", "Davie County", 200)]
+    assert all("region BERMUDA RUN (per-ZIP table): no city the ZIP directory knows in the state and no county of "
+               "the state: the county rate is named after the ZIP directory's Davie County" in t.detail for t in taxes)
+    assert not any("city rate" in t.detail for t in taxes)

@@ -731,7 +731,8 @@ def zip_row_record(
     directory knows in the state) than the directory's city, a city rate is that
     place's (35004, the directory's Moody, region LEEDS: "Leeds"). A region that
     is neither (a district: "PEABODY HOTEL TOURISM DEVELOPMENT ZONE" in Memphis)
-    leaves the city named from the directory. Otherwise county and city names come
+    leaves the county and city named from the directory, and the note says which
+    names rest on the directory alone (:func:`_unmapped_region`). Otherwise county and city names come
     from the ZIP directory when it knows the ZIP, else from the region name;
     special districts are "<region> special district". Where a name rests on the
     region, or the region is all the table says of a rate's place, the components'
@@ -750,13 +751,12 @@ def zip_row_record(
         if row.county_rate > 0:
             notes.append(f"county rate of the region's {region_county}, not of the ZIP directory's {county_name}")
         county_name = region_county
-    elif region_county is None and row.city_rate > 0 and same_state and other_place and places is not None:
-        if normalise_place(region) in places:
+    elif region_county is None and same_state and other_place and places is not None:
+        if normalise_place(region) not in places:
+            notes += _unmapped_region(row, county_name, city_name)
+        elif row.city_rate > 0:
             notes.append(f"city rate of the region's city, not of the ZIP directory's city {city_name}")
             city_name = region.title()
-        else:
-            notes.append(f"no city the ZIP directory knows in the state: the city rate is named after the ZIP "
-                         f"directory's city {city_name}")
     if not same_state:
         notes.append("ZIP not in the ZIP directory: county and city named after the region")
     note = f"region {region} (per-ZIP table): {'; '.join(notes)}" if notes else ""
@@ -780,6 +780,21 @@ def zip_row_record(
         primary=True,
         line=row.line,
     )
+
+
+def _unmapped_region(row: ZipRateRow, county_name: str, city_name: str) -> list[str]:
+    """What a per-ZIP row's names rest on when its region is neither a county of the state nor a
+    place the ZIP directory knows there (a district, a reservation, a township): the county and city
+    rates keep the ZIP directory's names, which the table does not confirm; a special district is
+    named after the region. Nothing when the row has no local rate to name."""
+    if row.county_rate <= 0 and row.city_rate <= 0 and row.special_rate <= 0:
+        return []
+    named = [f"the county rate is named after the ZIP directory's {county_name}"] if row.county_rate > 0 else []
+    if row.city_rate > 0:
+        named.append(f"the city rate is named after the ZIP directory's city {city_name}")
+    if row.special_rate > 0:
+        named.append("the special district rate is named after the region")
+    return ["no city the ZIP directory knows in the state and no county of the state: " + ", ".join(named)]
 
 
 if TYPE_CHECKING:
