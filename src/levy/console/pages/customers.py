@@ -127,7 +127,7 @@ class CustomerPages:
         admin_only(signed)  # as the API's certificate methods
         doc = await self.service.document(signed.user.organization_id, req.params["customer_id"],
                                           req.params["certificate_id"])
-        return attachment(bytes(doc["data"]), str(doc["content_type"]), str(doc["filename"]))  # type: ignore[arg-type]
+        return attachment(bytes(doc["data"]), str(doc["content_type"]), str(doc["filename"]))  # type: ignore[call-overload]
 
     async def certificate_upload(self: Console, req: Request, signed: Signed) -> Response:
         """Attach or replace the document of a certificate on file."""
