@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 import httpx
-
 from consolekit import ConsoleClient
 from levyserver import LevyServer
 from test_console import admin  # noqa: F401  (fixture)

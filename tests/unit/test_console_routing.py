@@ -149,5 +149,5 @@ def test_product_handlers_reach_the_store_only_through_the_products_service() ->
     tree = ast.parse((SRC / "app" / "handlers" / "products.py").read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | \
         {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert not {m for m in imported if m and (m.startswith("levy.store") or m.startswith("sqlalchemy"))}, imported
+    assert not {m for m in imported if m and m.startswith(("levy.store", "sqlalchemy"))}, imported
     assert "levy.app" in imported  # from levy.app import products

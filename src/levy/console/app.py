@@ -22,11 +22,6 @@ from levy.app.limits import Overloaded
 from levy.app.pipeline import Pipeline
 from levy.app.registry import MethodInfo, method_by_name
 from levy.config import Config
-from levy.domain.errors import LevyError, NotFound, PermissionDenied
-from levy.domain.ids import new_ulid
-from levy.domain.money import currency_exponent
-from levy.transport.peer import client_address
-
 from levy.console.helpers import Signed, errors_of
 from levy.console.http import (
     STALE_FORM,
@@ -61,6 +56,10 @@ from levy.console.pages.settings import SettingsPages
 from levy.console.pages.transactions import TransactionPages
 from levy.console.pages.webhooks import WebhookPages
 from levy.console.routing import MethodNotAllowed, Route, Router, route
+from levy.domain.errors import LevyError, NotFound, PermissionDenied
+from levy.domain.ids import new_ulid
+from levy.domain.money import currency_exponent
+from levy.transport.peer import client_address
 
 _section: ContextVar[str] = ContextVar("console_section", default="")
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING
 
-from levy.domain import console as rules
-from levy.domain.errors import LevyError, RateLimited, Unauthenticated
-
 from levy.console.helpers import Signed, errors_of
 from levy.console.http import Receive, Request, Response, redirect, same
 from levy.console.routing import Route, route
+from levy.domain import console as rules
+from levy.domain.errors import LevyError, RateLimited, Unauthenticated
 
 if TYPE_CHECKING:
     from levy.console.app import Console

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from levy.domain.errors import LevyError, PermissionDenied
-from levy.v1 import calculations_pb2
-
 from levy.console.helpers import Signed, errors_of, plain
 from levy.console.http import Request, Response
 from levy.console.routing import Route, route
+from levy.domain.errors import LevyError, PermissionDenied
+from levy.v1 import calculations_pb2
 
 if TYPE_CHECKING:
     from levy.console.app import Console

@@ -6,15 +6,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from levy.app import console as people
+from levy.console.helpers import (
+    Signed,
+    admin_only,
+    attachment,
+    csv_download,
+    errors_of,
+    plain,
+)
+from levy.console.http import Request, Response, redirect
+from levy.console.routing import Route, route
 from levy.domain import console as rules
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 from levy.domain.exemptions import CERTIFICATE_STATUSES, EXEMPTION_TYPES
 from levy.domain.pagination import page_request
 from levy.v1 import customers_pb2, organization_pb2
-
-from levy.console.helpers import Signed, admin_only, attachment, csv_download, errors_of, plain
-from levy.console.http import Request, Response, redirect
-from levy.console.routing import Route, route
 
 if TYPE_CHECKING:
     from levy.console.app import Console

@@ -8,13 +8,19 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from levy.app import exports
+from levy.console.helpers import (
+    Signed,
+    attachment,
+    bars,
+    csv_download,
+    errors_of,
+    plain,
+)
+from levy.console.http import Request, Response, redirect
+from levy.console.routing import Route, route
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 from levy.domain.periods import calendar_months, trailing_months
 from levy.v1 import filings_pb2
-
-from levy.console.helpers import Signed, attachment, bars, csv_download, errors_of, plain
-from levy.console.http import Request, Response, redirect
-from levy.console.routing import Route, route
 
 if TYPE_CHECKING:
     from levy.console.app import Console

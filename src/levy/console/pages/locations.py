@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from levy.v1 import locations_pb2
-
 from levy.console.helpers import Signed, plain, text
 from levy.console.http import Request, Response
 from levy.console.routing import Route, route
+from levy.v1 import locations_pb2
 
 if TYPE_CHECKING:
     from levy.console.app import Console

@@ -5,13 +5,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from levy.domain import nexus as nexus_rules
-from levy.domain.errors import LevyError, NotFound, PermissionDenied
-from levy.v1 import filings_pb2
-
 from levy.console.helpers import Signed, plain
 from levy.console.http import Request, Response
 from levy.console.routing import Route, route
+from levy.domain import nexus as nexus_rules
+from levy.domain.errors import LevyError, NotFound, PermissionDenied
+from levy.v1 import filings_pb2
 
 if TYPE_CHECKING:
     from levy.console.app import Console

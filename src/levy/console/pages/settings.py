@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from levy.domain.errors import LevyError, NotFound, PermissionDenied
-from levy.domain.settings import CERTIFICATE_TREATMENTS
-from levy.v1 import organization_pb2
-
 from levy.console.helpers import Signed, codes, errors_of, plain
 from levy.console.http import Request, Response, redirect
 from levy.console.routing import Route, route
+from levy.domain.errors import LevyError, NotFound, PermissionDenied
+from levy.domain.settings import CERTIFICATE_TREATMENTS
+from levy.v1 import organization_pb2
 
 if TYPE_CHECKING:
     from levy.console.app import Console

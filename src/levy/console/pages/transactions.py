@@ -6,13 +6,12 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from levy.app.handlers.transactions import to_message as transaction_message
-from levy.domain.errors import ValidationFailed
-from levy.domain.pagination import page_request
-from levy.domain.transactions import STATUSES, TYPES, parse_search
-
 from levy.console.helpers import Signed, csv_download, plain
 from levy.console.http import Request, Response
 from levy.console.routing import Route, route
+from levy.domain.errors import ValidationFailed
+from levy.domain.pagination import page_request
+from levy.domain.transactions import STATUSES, TYPES, parse_search
 
 if TYPE_CHECKING:
     from levy.console.app import Console

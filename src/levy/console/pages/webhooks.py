@@ -18,14 +18,13 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from levy.console.helpers import Signed, admin_only, errors_of
+from levy.console.http import Request, Response, redirect
+from levy.console.routing import NoMatch, Route, route
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 from levy.domain.events import TYPES
 from levy.transport.codec import to_json
 from levy.v1 import events_pb2
-
-from levy.console.helpers import Signed, admin_only, errors_of
-from levy.console.http import Request, Response, redirect
-from levy.console.routing import NoMatch, Route, route
 
 if TYPE_CHECKING:
     from levy.console.app import Console
