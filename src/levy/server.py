@@ -73,7 +73,7 @@ async def serve(config: Config, *, ready: asyncio.Event | None = None, migrate_d
     if config.console:
         from levy.console import Console
 
-        gateway.mount("/console", Console(pipeline, config))
+        gateway.mount("/console", Console(pipeline, app.console, config))
     metrics.DB_POOL_SIZE.set(config.db_pool_size)
     metrics.count_statements(app.services.engine)
     host, port = split_address(config.http_address)

@@ -30,6 +30,7 @@ from levy.app.handlers import (
     transactions,
     webhooks,
 )
+from levy.app.console import ConsoleService
 from levy.app.delivery import DeliveryWorker
 from levy.app.event_jobs import EventJob
 from levy.app.pipeline import Pipeline
@@ -62,6 +63,8 @@ def render_event(rec: EventRecord) -> bytes:
 class Application:
     services: AppServices
     pipeline: Pipeline
+    #: What the web console reads and changes besides the API's RPCs (``levy.console``).
+    console: ConsoleService
     background: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def close(self) -> None:
@@ -84,7 +87,8 @@ async def build(config: Config, *, migrate_db: bool = True, handler_table: dict[
     await services.rates.load()
     pipeline = Pipeline(services, handler_table if handler_table is not None else handlers(),
                         limiter=create_limiter(config.redis_url))
-    app = Application(services, pipeline)
+    app = Application(services, pipeline,
+                      ConsoleService(services.uow, max_upload_bytes=config.console_max_upload_bytes))
     if background:
         app.background.append(asyncio.create_task(idempotency.purge_every_hour(services), name="levy-idempotency-purge"))
         if config.webhook_worker:

@@ -1,5 +1,6 @@
-"""The web console's people, sessions and audit log (issue 21): the application
-core the console transport and ``levy users`` call. Rules are in
+"""The web console's people, sessions and audit log: the application core the console
+transport and ``levy users`` call, and :class:`ConsoleService`, through which the console's
+pages reach every use case that is not an RPC. Rules are in
 ``levy.domain.console``; SQL in ``levy.store.console``.
 
 Passwords are argon2id hashes (argon2-cffi's defaults: 64 MiB, 3 passes). Sign-in
@@ -11,13 +12,20 @@ in an HttpOnly cookie; only its SHA-256 is stored, with its CSRF token and expir
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from levy.app import customers as customers_app
+from levy.app import exports
+from levy.app import transactions as transactions_app
+from levy.app.context import CallContext
 from levy.app.customers import certificate_of
 from levy.domain import console as rules
 from levy.domain import ids
@@ -31,7 +39,11 @@ from levy.domain.errors import (
     Unauthenticated,
     ValidationFailed,
 )
+from levy.domain.customers import CustomerRecord
+from levy.domain.pagination import PageRequest
 from levy.domain.ratelimit import Limit
+from levy.domain.transaction_records import TransactionRecord
+from levy.domain.transactions import TransactionSearch
 from levy.store.console import AuditRecord, SessionRecord, SqlConsole, UserRecord
 from levy.store.customers import SqlCustomers
 from levy.store.organization import lock_organization
@@ -295,3 +307,117 @@ async def document(conn: AsyncConnection, org: str, customer_id: str, certificat
 
 async def documents_of(conn: AsyncConnection, org: str, certificate_ids: list[str]) -> dict[str, dict[str, object]]:
     return await SqlConsole(conn).documents_of(org, certificate_ids)
+
+
+# ------------------------------------------------------------------ the console transport's service
+
+
+class ConsoleService:
+    """What the console's pages read and change besides the API's RPCs, each call one unit of
+    work of ``uow`` (``AppServices.uow``): the console's transport opens none itself. The
+    reads and writes are the use cases above and those of ``levy.app.customers``,
+    ``levy.app.transactions`` and ``levy.app.exports``; a change is recorded in the audit
+    log in the transaction that makes it."""
+
+    def __init__(self, uow: Callable[..., AbstractAsyncContextManager[AsyncConnection]], *,
+                 max_upload_bytes: int) -> None:
+        self.uow = uow
+        self.max_upload_bytes = max_upload_bytes
+
+    # sessions and passwords
+
+    async def session_of(self, token: str) -> tuple[SessionRecord, UserRecord] | None:
+        async with self.uow() as conn:
+            return await session_of(conn, token)
+
+    async def sign_in(self, email: str, password: str, *, session_hours: float) -> SignIn:
+        async with self.uow(write=True) as conn:
+            return await sign_in(conn, email, password, session_hours=session_hours)
+
+    async def sign_out(self, session_id: str) -> None:
+        async with self.uow(write=True) as conn:
+            await sign_out(conn, session_id)
+
+    async def change_password(self, user: UserRecord, session_id: str, current: str, new: str,
+                              confirm: str) -> None:
+        async with self.uow(write=True) as conn:
+            await change_password(conn, user, session_id, current, new, confirm)
+            await record(conn, user, "password.changed", user.id)
+
+    # audited RPCs
+
+    async def audited(self, ctx: CallContext, run: Callable[[], Awaitable[Any]], user: UserRecord, action: str,
+                      target: str, detail: str = "", after: Callable[[AsyncConnection, Any], Awaitable[None]]
+                      | None = None) -> Any:
+        """``run()`` (an RPC of ``ctx``), ``after(conn, response)`` if given, and the audit entry
+        (its target the response's id when ``target`` is empty), in the request's one transaction."""
+        async with ctx.request_transaction() as conn:
+            response = await run()
+            if after is not None:
+                await after(conn, response)
+            await record(conn, user, action, target or getattr(response, "id", ""), detail)
+        return response
+
+    # customers and certificate documents
+
+    async def search_customers(self, org: str, text: str, *, deleted: bool,
+                               page: PageRequest) -> tuple[list[CustomerRecord], bool]:
+        async with self.uow() as conn:
+            return await customers_app.search_customers(conn, org, text, deleted=deleted, page=page)
+
+    async def documents_of(self, org: str, certificate_ids: list[str]) -> dict[str, dict[str, object]]:
+        async with self.uow() as conn:
+            return await documents_of(conn, org, certificate_ids)
+
+    async def document(self, org: str, customer_id: str, certificate_id: str) -> dict[str, object]:
+        async with self.uow() as conn:
+            return await document(conn, org, customer_id, certificate_id)
+
+    async def attach_document(self, user: UserRecord, customer_id: str, certificate_id: str, filename: str,
+                              data: bytes) -> None:
+        async with self.uow(write=True) as conn:
+            await attach_document(conn, user.organization_id, customer_id, certificate_id, filename, data,
+                                  self.max_upload_bytes)
+            await record(conn, user, "certificate.document_attached", certificate_id, filename[:100])
+
+    # transactions
+
+    async def search_transactions(self, org: str, search: TransactionSearch,
+                                  page: PageRequest) -> tuple[list[dict[str, Any]], bool, int]:
+        """A page of the search's transaction summaries, whether more follow, and how many it finds."""
+        async with self.uow() as conn:
+            records, more = await transactions_app.search_transactions(conn, org, search, page)
+            items = await exports.transaction_summaries(conn, org, records)
+            return items, more, await exports.count_transactions(conn, org, search)
+
+    async def get_transaction(self, org: str, transaction_id: str) -> TransactionRecord:
+        async with self.uow() as conn:
+            return await transactions_app.get_transaction(conn, org, transaction_id)
+
+    def customers_csv(self, org: str, text: str, *, deleted: bool) -> AsyncIterator[bytes]:
+        return exports.customers_csv(self.uow, org, text, deleted=deleted)
+
+    def transactions_csv(self, org: str, search: TransactionSearch) -> AsyncIterator[bytes]:
+        return exports.transactions_csv(self.uow, org, search)
+
+    # people and the audit log
+
+    async def audit_page(self, org: str, before: str | None) -> tuple[list[AuditRecord], bool]:
+        async with self.uow() as conn:
+            return await audit_page(conn, org, before)
+
+    async def users(self, org: str) -> list[UserRecord]:
+        async with self.uow() as conn:
+            return await list_users(conn, org)
+
+    async def invite_user(self, acting: UserRecord, email: str, role: str) -> tuple[UserRecord, str | None]:
+        async with self.uow(write=True) as conn:
+            user, one_time = await create_user(conn, acting.organization_id, email, role)
+            await record(conn, acting, "user.invited", user.id, f"{user.email} ({user.role})")
+        return user, one_time
+
+    async def remove_user(self, acting: UserRecord, user_id: str) -> UserRecord:
+        async with self.uow(write=True) as conn:
+            user = await remove_user(conn, acting.organization_id, user_id, acting=acting)
+            await record(conn, acting, "user.removed", user.id, user.email)
+        return user

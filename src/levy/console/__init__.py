@@ -1,12 +1,15 @@
-"""The web console (issue 21): server-rendered pages under ``/console`` on the HTTP
-port, a third transport beside gRPC and REST.
+"""The web console: server-rendered pages under ``/console`` on the HTTP port, a third
+transport beside gRPC and REST.
 
 Every action calls the same RPC handlers through the same pipeline as the API
 (``Pipeline.admit_principal`` then ``Pipeline.run``): the signed-in user's
 principal stands where an API key would, so validation, authorization (admin-only
 methods) and errors are the API's. Views parse forms, call, and render templates;
-no business rule lives here or in a template. People, sessions and the audit log
-are ``levy.app.console``.
+no business rule lives here or in a template, and no unit of work is opened here:
+what the API has no RPC for (people, sessions, the audit log, searches, documents)
+is ``levy.app.console.ConsoleService``. Routes are ``levy.console.routing`` objects
+(405 for a wrong method, ``url_for`` for every URL); the pages are grouped in
+``levy.console.pages``.
 
 Security: session cookie HttpOnly, SameSite=Strict, Secure when
 LEVY_CONSOLE_SECURE_COOKIES, with an expiry; a CSRF token on every form (the

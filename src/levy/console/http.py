@@ -27,7 +27,7 @@ SECURITY_HEADERS = [
 ]
 
 
-# What a console form may carry (issue 30): checked before any part is decoded.
+# What a console form may carry: checked before any part is decoded.
 MAX_FORM_PARTS = 32  # the largest form has about a dozen fields
 MAX_FIELD_BYTES = 16_384  # one field's value (a file part has the upload limit instead)
 MAX_PART_HEAD_BYTES = 4_096  # the headers of one multipart part
@@ -82,6 +82,7 @@ class Request:
     peer: str
     form: dict[str, str] = field(default_factory=dict)
     files: dict[str, Upload] = field(default_factory=dict)
+    route: str = ""  # the name of the route that matched (levy.console.routing)
 
 
 @dataclass

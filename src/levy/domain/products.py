@@ -61,6 +61,15 @@ class ProductRecord:
         return self.archived_at is not None
 
 
+@dataclass(frozen=True, slots=True)
+class ProductView:
+    """A stored product as callers see it: its record and the codes calculations use for it
+    (:func:`resolved_codes` under the organization's settings of the same read)."""
+
+    record: ProductRecord
+    resolved_tax_codes: tuple[str, ...]
+
+
 def product_path(product_id: str) -> str:
     return f"/products/{product_id}"
 

@@ -1,4 +1,4 @@
-"""The console's Webhooks and Events pages (issue 35), for admins (as the API's methods are).
+"""The console's Webhooks and Events pages, for admins (as the API's methods are).
 
 Webhooks: the organization's endpoints, one created (its ``whsec_`` secret shown on the
 page that answers the create, never again), edited, its secret rotated (shown once too)
@@ -18,23 +18,25 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from levy.console.helpers import Signed, admin_only, errors_of
 from levy.console.http import Request, Response, redirect
+from levy.console.routing import NoMatch, Route, route
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 from levy.domain.events import TYPES
 from levy.transport.codec import to_json
 from levy.v1 import events_pb2
 
 if TYPE_CHECKING:
-    from levy.console.app import Console, Signed
+    from levy.console.app import Console
 
 WEBHOOKS = "levy.v1.WebhookService."
 #: Endpoints listed on the Webhooks page, deliveries on an endpoint's page, events a page.
 ENDPOINT_LIMIT = 100
 DELIVERY_LIMIT = 50
 EVENT_LIMIT = 50
-#: The console page of an event's object, by ``object_type``.
-OBJECT_PAGES = {"transaction": "/transactions/{id}", "customer": "/customers/{id}", "filing": "/returns/{id}",
-                "webhook_endpoint": "/webhooks/{id}"}
+#: The console page of an event's object, by ``object_type``: its route and the route's parameter.
+OBJECT_PAGES = {"transaction": ("transaction", "transaction_id"), "customer": ("customer", "customer_id"),
+                "filing": ("return_detail", "filing_id"), "webhook_endpoint": ("webhook", "endpoint_id")}
 #: The event filters of the Events page.
 EVENT_FILTERS = ("type", "date_from", "date_to")
 
@@ -77,28 +79,28 @@ def events_request(filters: dict[str, str], after: str | None) -> events_pb2.Lis
     return request
 
 
+def routes(c: Console) -> list[Route]:
+    return [
+        route("GET", "/webhooks", c.webhooks),
+        route("POST", "/webhooks", c.webhook_create, writes=True),
+        route("GET", "/webhooks/{endpoint_id}", c.webhook),
+        route("POST", "/webhooks/{endpoint_id}", c.webhook_update, writes=True),
+        route("POST", "/webhooks/{endpoint_id}/rotate", c.webhook_rotate, writes=True),
+        route("GET", "/webhooks/{endpoint_id}/rotate", c.confirm, "webhook_rotate_confirm"),
+        route("POST", "/webhooks/{endpoint_id}/delete", c.webhook_delete, writes=True),
+        route("GET", "/webhooks/{endpoint_id}/delete", c.confirm, "webhook_delete_confirm"),
+        route("POST", "/webhooks/{endpoint_id}/deliveries/{delivery_id}/replay", c.webhook_replay, writes=True),
+        route("GET", "/events", c.events),
+        route("GET", "/events/{event_id}", c.event),
+    ]
+
+
 class WebhookPages:
-    """Mixed into :class:`levy.console.app.Console`."""
-
-    def add_webhook_routes(self: Console) -> None:
-        r = self._route
-        r("GET", "/webhooks", self.webhooks)
-        r("POST", "/webhooks", self.webhook_create, writes=True)
-        r("GET", "/webhooks/{endpoint_id}", self.webhook)
-        r("POST", "/webhooks/{endpoint_id}", self.webhook_update, writes=True)
-        r("POST", "/webhooks/{endpoint_id}/rotate", self.webhook_rotate, writes=True)
-        r("GET", "/webhooks/{endpoint_id}/rotate", self.confirm)
-        r("POST", "/webhooks/{endpoint_id}/delete", self.webhook_delete, writes=True)
-        r("GET", "/webhooks/{endpoint_id}/delete", self.confirm)
-        r("POST", "/webhooks/{endpoint_id}/deliveries/{delivery_id}/replay", self.webhook_replay, writes=True)
-        r("GET", "/events", self.events)
-        r("GET", "/events/{event_id}", self.event)
-
     # ------------------------------------------------------------------ webhook endpoints
 
     async def webhooks(self: Console, req: Request, signed: Signed, *, created: dict[str, Any] | None = None,
                        errors: dict[str, str] | None = None, status: int = 200) -> Response:
-        self._admin_only(signed)
+        admin_only(signed)
         listing = await self.call(signed, WEBHOOKS + "ListWebhookEndpoints",
                                   events_pb2.ListWebhookEndpointsRequest(limit=ENDPOINT_LIMIT))
         return self._page(status, "webhooks.html", signed, endpoints=[to_json(e) for e in listing.data],
@@ -106,7 +108,7 @@ class WebhookPages:
                           types=list(TYPES))
 
     async def webhook_create(self: Console, req: Request, signed: Signed) -> Response:
-        self._admin_only(signed)
+        admin_only(signed)
         endpoint = endpoint_from_form(req)
         endpoint.enabled = True  # a new endpoint is enabled (the form has no such box)
         if not endpoint.description:
@@ -119,13 +121,13 @@ class WebhookPages:
         except LevyError as e:
             if isinstance(e, (NotFound, PermissionDenied)):
                 raise
-            return await self.webhooks(req, signed, errors=_errors(e), status=422)
+            return await self.webhooks(req, signed, errors=errors_of(e), status=422)
         # The secret is in this answer only: the page shows it once, it is never shown again.
         return await self.webhooks(req, signed, created=to_json(made), status=201)
 
     async def webhook(self: Console, req: Request, signed: Signed, *, secret: str = "",
                       errors: dict[str, str] | None = None, status: int = 200) -> Response:
-        self._admin_only(signed)
+        admin_only(signed)
         eid = req.params["endpoint_id"]
         found = await self.call(signed, WEBHOOKS + "GetWebhookEndpoint",
                                 events_pb2.GetWebhookEndpointRequest(endpoint_id=eid))
@@ -136,7 +138,7 @@ class WebhookPages:
                           errors=errors or {}, form=req.form, types=list(TYPES))
 
     async def webhook_update(self: Console, req: Request, signed: Signed) -> Response:
-        self._admin_only(signed)
+        admin_only(signed)
         eid = req.params["endpoint_id"]
         endpoint = endpoint_from_form(req)
         request = events_pb2.UpdateWebhookEndpointRequest(endpoint_id=eid, webhook_endpoint=endpoint)
@@ -147,10 +149,10 @@ class WebhookPages:
                                f"{endpoint.url} ({', '.join(endpoint.enabled_events)}); "
                                f"enabled={endpoint.enabled}")
 
-        return await self._form_or_error(req, signed, write, self.webhook, f"/webhooks/{eid}")
+        return await self.form_or_error(req, signed, write, self.webhook, self.url_for("webhook", endpoint_id=eid))
 
     async def webhook_rotate(self: Console, req: Request, signed: Signed) -> Response:
-        self._admin_only(signed)
+        admin_only(signed)
         eid = req.params["endpoint_id"]
         rotated = await self.audited(signed, WEBHOOKS + "RotateWebhookEndpointSecret",
                                      events_pb2.RotateWebhookEndpointSecretRequest(endpoint_id=eid),
@@ -159,14 +161,14 @@ class WebhookPages:
         return await self.webhook(req, signed, secret=rotated.secret)  # shown this once
 
     async def webhook_delete(self: Console, req: Request, signed: Signed) -> Response:
-        self._admin_only(signed)
+        admin_only(signed)
         eid = req.params["endpoint_id"]
         await self.audited(signed, WEBHOOKS + "DeleteWebhookEndpoint",
                            events_pb2.DeleteWebhookEndpointRequest(endpoint_id=eid), "webhook_endpoint.deleted", eid)
-        return redirect(f"{self.prefix}/webhooks")
+        return redirect(self.url_for("webhooks"))
 
     async def webhook_replay(self: Console, req: Request, signed: Signed) -> Response:
-        self._admin_only(signed)
+        admin_only(signed)
         eid, did = req.params["endpoint_id"], req.params["delivery_id"]
         try:
             await self.audited(signed, WEBHOOKS + "ReplayWebhookDelivery",
@@ -177,12 +179,12 @@ class WebhookPages:
                 raise
             req.form = {}
             return await self.webhook(req, signed, errors={"": e.detail}, status=422)
-        return redirect(f"{self.prefix}/webhooks/{eid}#{did}")
+        return redirect(self.url_for("webhook", endpoint_id=eid) + f"#{did}")
 
     # ------------------------------------------------------------------ events
 
     async def events(self: Console, req: Request, signed: Signed) -> Response:
-        self._admin_only(signed)
+        admin_only(signed)
         filters = {name: req.query.get(name, "").strip()[:64] for name in EVENT_FILTERS}
         after = req.query.get("after", "")[:64] or None
         try:
@@ -198,17 +200,17 @@ class WebhookPages:
                           next_query=urlencode({**kept, "after": items[-1]["id"]}) if more else "")
 
     async def event(self: Console, req: Request, signed: Signed) -> Response:
-        self._admin_only(signed)
+        admin_only(signed)
         found = to_json(await self.call(signed, "levy.v1.EventService.GetEvent",
                                         events_pb2.GetEventRequest(event_id=req.params["event_id"])))
-        page = OBJECT_PAGES.get(found.get("object_type", ""))
-        link = page.format(id=found["object_id"]) if page and found.get("object_id") else ""
+        link = ""
+        if found.get("object_type") in OBJECT_PAGES and found.get("object_id"):
+            name, param = OBJECT_PAGES[found["object_type"]]
+            try:
+                link = self.url_for(name, **{param: found["object_id"]})
+            except NoMatch:  # an id that no console page takes
+                link = ""
         # Rendered as text by the template (autoescaped): a payload's strings are never markup.
         return self._page(200, "event.html", signed, ev=found, link=link,
                           payload=json.dumps(found, indent=2, ensure_ascii=False))
 
-
-def _errors(e: LevyError) -> dict[str, str]:
-    from levy.console.app import _errors as errors
-
-    return errors(e)
