@@ -34,7 +34,6 @@ from levy.app.delivery import DeliveryWorker
 from levy.app.event_jobs import EventJob
 from levy.app.pipeline import Pipeline
 from levy.app.ratelimit import create_limiter
-from levy.app.rates_runtime import refresh_seconds
 from levy.app.registry import Handler, collect_handlers
 from levy.app.services import AppServices
 from levy.config import Config
@@ -93,7 +92,7 @@ async def build(config: Config, *, migrate_db: bool = True, handler_table: dict[
         if config.event_job_seconds > 0:
             job = EventJob(services)
             app.background.append(asyncio.create_task(job.run_forever(), name="levy-events-job"))
-        every = refresh_seconds()
-        if every > 0:
-            app.background.append(asyncio.create_task(services.rates.refresh_forever(every), name="levy-rates-refresh"))
+        if config.rates_refresh_seconds > 0:
+            app.background.append(asyncio.create_task(services.rates.refresh_forever(config.rates_refresh_seconds),
+                                                      name="levy-rates-refresh"))
     return app

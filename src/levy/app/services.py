@@ -50,7 +50,7 @@ class AppServices:
         vies = ViesClient(config.vies_url, config.vies_timeout_seconds, config.vies_requester_vat) \
             if config.vies_url else None
         return cls(config=config, engine=engine, presets=PresetCache(config.preset_cache_seconds),
-                   rates=RatesRuntime(engine), authenticator=Authenticator(engine, config.auth_cache_seconds),
+                   rates=RatesRuntime(engine, config.address_dir), authenticator=Authenticator(engine, config.auth_cache_seconds),
                    vies=vies)
 
     def uow(self, *, write: bool = False) -> contextlib.AbstractAsyncContextManager[AsyncConnection]:

@@ -73,19 +73,9 @@ def _on(value: datetime | date | None) -> date:
     return value
 
 
-# The last answer of _registered_codes: one organization's registrations (the
-# same list object while the preset cache keeps it) asked about one day, again and again.
-_last_registered: tuple[object, date, frozenset[str]] | None = None
-
-
 def _registered_codes(registrations: Iterable[Registration], on: date) -> frozenset[str]:
-    global _last_registered
-    last = _last_registered
-    if last is not None and last[0] is registrations and last[1] == on and isinstance(registrations, tuple):
-        return last[2]
-    codes = frozenset(r.jurisdiction for r in registrations if r.covers(on))
-    _last_registered = (registrations, on, codes)
-    return codes
+    """The jurisdiction codes of the registrations in force on ``on``."""
+    return frozenset(r.jurisdiction for r in registrations if r.covers(on))
 
 
 # How one row taxes a line (:func:`_terms`): (rate, the share of the amount taxed or None for all
