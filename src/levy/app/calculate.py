@@ -364,7 +364,7 @@ _NO_SHIP_FROM: tuple[None, str, str, str] = (None, "", "", "")
 
 
 class Origins:
-    """Where lines ship from (issue 19): a line's ``ship_from`` (a location id or an
+    """Where lines ship from: a line's ``ship_from`` (a location id or an
     address), else the organization's default location in effect on the date, else none."""
 
     __slots__ = ("by_id", "default")

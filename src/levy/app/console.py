@@ -1,4 +1,4 @@
-"""The web console's people, sessions and audit log (issue 21): the application
+"""The web console's people, sessions and audit log: the application
 core the console transport and ``levy users`` call. Rules are in
 ``levy.domain.console``; SQL in ``levy.store.console``.
 

@@ -1,4 +1,4 @@
-"""The events job of ``levy serve`` (issue 35), started by :mod:`levy.app.bootstrap` every
+"""The events job of ``levy serve``, started by :mod:`levy.app.bootstrap` every
 ``LEVY_EVENT_JOB_SECONDS``.
 
 Each pass, for the UTC day it runs on:

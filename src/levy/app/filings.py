@@ -1,4 +1,4 @@
-"""Filing, returns, liability reports and nexus (issue 8): the application
+"""Filing, returns, liability reports and nexus: the application
 functions behind both transports and the CLI (``levy filings``, ``levy reports``,
 ``levy nexus``). Each takes a connection of one database transaction and the
 organization; the business rules are in :mod:`levy.domain.filing`,
@@ -90,7 +90,7 @@ async def returns_currency(conn: AsyncConnection, organization_id: str) -> str:
 
 async def filing_currency(conn: AsyncConnection, organization_id: str, jurisdiction: str) -> str:
     """The currency of the return of ``jurisdiction``: :func:`returns_currency` for a US state, the
-    data's (or the organization's choice for the country) for a return outside the US (issue 34)."""
+    data's (or the organization's choice for the country) for a return outside the US."""
     kind = international_returns().get(jurisdiction)
     if kind is None:
         return await returns_currency(conn, organization_id)
@@ -110,7 +110,7 @@ def today() -> date:
 
 
 def _totals_json(t: JurisdictionTotals) -> dict[str, Any]:
-    """``t`` as stored; the rate and tax type only when set (returns outside the US, issue 34)."""
+    """``t`` as stored; the rate and tax type only when set (returns outside the US)."""
     out = asdict(t)
     for name in ("tax_rate", "tax_type"):
         if out[name] is None:
@@ -163,7 +163,7 @@ def not_found(filing_id: str) -> NotFound:
 
 async def in_return_currency(conn: AsyncConnection, records: Sequence[TransactionRecord], currency: str,
                              rate_day: str, period_end: date) -> list[TransactionRecord]:
-    """``records`` with the exchange rate of a return in ``currency`` outside the US (issue 34): a
+    """``records`` with the exchange rate of a return in ``currency`` outside the US: a
     transaction in that currency as it is; one in another currency at the imported reference rate
     (:func:`levy.store.exchange_rates.reference_rate`, the lookup of a transaction's own rate) of
     the return's ``rate_day``: the period's last day, or the transaction's day (a credit: its
@@ -465,7 +465,7 @@ async def liability(conn: AsyncConnection, organization_id: str, start: date, en
 async def liability_international(conn: AsyncConnection, organization_id: str, start: date,
                                   end: date) -> list[tuple[str, Return]]:
     """(currency, figures) of each return outside the US that a transaction dated in the range
-    reaches (issue 34): as :func:`_international_return` prepares it, filed transactions included."""
+    reaches: as :func:`_international_return` prepares it, filed transactions included."""
     records = await store.liable_transactions(conn, organization_id, start, end)
     out = []
     for kind in international_returns().values():
@@ -500,7 +500,7 @@ async def nexus(conn: AsyncConnection, organization_id: str, as_of: date) -> tup
 
 async def nexus_international(conn: AsyncConnection, organization_id: str,
                               as_of: date) -> tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]]:
-    """The thresholds outside the US on ``as_of`` (issue 34), each measured in its own currency at
+    """The thresholds outside the US on ``as_of``, each measured in its own currency at
     the reference rate of each sale's day (:func:`in_return_currency`); per currency, the
     transactions that could not be converted (no published rate)."""
     thresholds = in_force(as_of)

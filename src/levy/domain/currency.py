@@ -1,4 +1,4 @@
-"""Currencies on returns (issue 37): the filing currency, exchange rates and exact conversion.
+"""Currencies on returns: the filing currency, exchange rates and exact conversion.
 
 Plain Python, no I/O. A return is in its country's filing currency: the organization's setting
 ``filing_currencies`` (:func:`validate_filing_currencies`), over the defaults of
@@ -37,8 +37,8 @@ CROSS_RATE_PLACES = 10
 _RATE_RE = re.compile(r"[0-9]{1,20}(\.[0-9]{1,18})?\Z")
 
 
-#: The country of the returns Levy prepares: the engine taxes US addresses only (until the
-#: international work of issue 34 gives transactions the returns of other countries).
+#: The country of the returns Levy prepares from this module's US rules (the returns outside the US
+#: are :mod:`levy.domain.filing_international`'s).
 RETURNS_COUNTRY = "US"
 
 

@@ -17,7 +17,6 @@ from levy.domain.periods import within
 
 EXEMPTION_TYPES = ("resale", "manufacturing", "government", "nonprofit", "agricultural", "other")
 CERTIFICATE_STATUSES = ("in_review", "valid", "rejected", "expired", "renewed")
-DEFAULT_STATUS = "in_review"
 APPROVED_STATUS = "valid"
 
 # Country, level marker, region: US-ST-CA. Levy supports state-level certificates.

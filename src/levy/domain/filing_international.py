@@ -1,4 +1,4 @@
-"""Returns outside the US (issue 34): the EU One-Stop-Shop, Canada's GST/HST and provincial taxes,
+"""Returns outside the US: the EU One-Stop-Shop, Canada's GST/HST and provincial taxes,
 UK VAT and Australian GST. Plain Python, no I/O.
 
 Which returns exist, what rows each reports, its currency, its period and the day of the exchange

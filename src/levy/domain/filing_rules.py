@@ -1,4 +1,4 @@
-"""Filing rules as pure checks (issue 8): state code, period, statuses, double filing.
+"""Filing rules as pure checks: state code, period, statuses, double filing.
 
 The wiring calls them before it prepares or files a return; every refusal is a
 :class:`~levy.domain.errors.LevyError` of the one hierarchy.

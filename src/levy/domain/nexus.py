@@ -1,4 +1,4 @@
-"""Economic nexus thresholds and their evaluation (issue 8).
+"""Economic nexus thresholds and their evaluation.
 
 Thresholds are data (``levy/data/nexus/thresholds.json``, read once). The
 evaluation is pure: given a state's threshold, the seller's dated sales into
@@ -60,7 +60,7 @@ class MeasurementPeriod(StrEnum):
     PRECEDING_FOUR_SALES_TAX_QUARTERS = "preceding_four_sales_tax_quarters"
 
 
-#: How each measurement period reads in the console (issue 36).
+#: How each measurement period reads in the console.
 PERIOD_LABELS: dict[str, str] = {
     MeasurementPeriod.PREVIOUS_OR_CURRENT_CALENDAR_YEAR: "the previous or the current calendar year",
     MeasurementPeriod.PREVIOUS_CALENDAR_YEAR: "the previous calendar year",
@@ -93,7 +93,7 @@ class NexusThreshold:
     source: str
     name: str = ""
     notes: str = ""
-    #: Issue 37: whether sales made through a marketplace facilitator count toward the threshold
+    #: Whether sales made through a marketplace facilitator count toward the threshold
     #: (True / False as the cited source says; None: not confirmed, counted, see docs/filing.md).
     counts_marketplace_sales: bool | None = None
     marketplace_source: str = ""

@@ -1,4 +1,4 @@
-"""Registration thresholds outside the US (issue 34): the EU's EUR 10,000, Canada's CAD 30,000,
+"""Registration thresholds outside the US: the EU's EUR 10,000, Canada's CAD 30,000,
 Australia's AUD 75,000 and the UK's none for a seller not established there. Plain Python, no I/O.
 
 The thresholds are data with their dates and sources (``levy/data/nexus/international_thresholds.json``,

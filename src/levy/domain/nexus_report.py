@@ -1,4 +1,4 @@
-"""The organization's economic nexus report (issue 8, ``GET /nexus``): plain Python, no I/O.
+"""The organization's economic nexus report (``GET /nexus``): plain Python, no I/O.
 
 :func:`dated_sales_by_state` turns filing inputs into the dated sales that
 :func:`levy.domain.nexus.evaluate_nexus` measures: finalized and filed
@@ -9,7 +9,7 @@ and never count (spec 4.7 rule 2); a tax-only transaction therefore adds
 nothing, neither amount nor count. Exempt and unregistered lines count (gross
 sales into the state).
 
-Issue 37: :func:`converted_by_state` lists, per state, the counted transactions in another
+:func:`converted_by_state` lists, per state, the counted transactions in another
 currency than the filing currency (converted at their stored rate); :func:`nexus_report` keeps
 those dated in each state's deciding measurement period.
 """
@@ -119,7 +119,7 @@ class NexusStateReport:
     registered: bool
     crossed_on: date | None
     threshold_source: str
-    #: Issue 37: the counted transactions in another currency dated in the period (by date, then id).
+    #: The counted transactions in another currency dated in the period (by date, then id).
     converted: tuple[ConvertedEntry, ...] = ()
 
     @property

@@ -1,5 +1,5 @@
 """The address-level records (ZIP+4 ranges and street ranges, SST ``4`` and
-``a`` records) in a file of their own, read through the page cache (issue 33).
+``a`` records) in a file of their own, read through the page cache.
 
 Why: held as Python objects, each record costs about 600 bytes in EVERY worker
 and is rebuilt at every start (+200 s and +600 MB per million records,

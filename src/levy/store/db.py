@@ -81,7 +81,7 @@ SQLITE_BUSY_TIMEOUT_MS = 10_000
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 #: Seconds a PostgreSQL connection may sit in the pool before its next checkout pings it. SQLAlchemy's
 #: ``pool_pre_ping`` pings at every checkout, and its asyncpg ping is BEGIN, a query and ROLLBACK: three
-#: round trips and about 0.4 ms of server CPU per request (issue 20). A connection in steady use is
+#: round trips and about 0.4 ms of server CPU per request. A connection in steady use is
 #: not pinged; one the database dropped while it was in use fails its request (503) and is replaced
 #: (docs/reliability.md).
 PING_AFTER_IDLE_S = 1.0
@@ -258,7 +258,7 @@ class WriterQueue:
     """One SQLite writer per process: write transactions wait here, first come first served,
     for the one before them to commit (or roll back), instead of each taking a connection and
     waiting in SQLite's busy handler, which sleeps in growing steps and wakes writers late and
-    in no particular order (p99 1.2-1.7 s at 16 in flight, issue 20). Reads never wait here
+    in no particular order (p99 1.2-1.7 s at 16 in flight). Reads never wait here
     (WAL). Other processes on the same file (``levy serve --workers N``, CLI commands) still
     meet this process's writer in SQLite's busy handler: docs/operations.md "SQLite writes".
 
@@ -346,8 +346,8 @@ class GroupCommit:
     gets the error and nothing of it is stored. Writes arriving meanwhile form the next group.
 
     What it saves at 16 in flight: one BEGIN, COMMIT and trip to aiosqlite's thread per group
-    instead of per write, and the WAL frames of the pages the writes share (docs/performance.md,
-    issue 20). With ``synchronous=NORMAL`` in WAL mode a COMMIT is not an fsync, so the saving
+    instead of per write, and the WAL frames of the pages the writes share (docs/performance.md).
+    With ``synchronous=NORMAL`` in WAL mode a COMMIT is not an fsync, so the saving
     is CPU and the writer's turn, not disk flushes."""
 
     def __init__(self, queue: WriterQueue) -> None:

@@ -3,8 +3,8 @@
 SQLAlchemy's ``conn.execute(insert(table), rows)`` works out every row's
 parameters in Python (about 5 µs a row) and, on SQLite, makes three or four
 trips to aiosqlite's thread per statement; the write path of a 10-line
-transaction spent more on that than on its calculation (docs/performance.md,
-issue 20). Here the statement text and the columns' bind processors are
+transaction spent more on that than on its calculation (docs/performance.md).
+Here the statement text and the columns' bind processors are
 worked out once per table and dialect, the rows go to the driver as tuples,
 and each table is one ``executemany``: one trip to aiosqlite's thread, or one
 pipelined asyncpg call.
@@ -246,7 +246,7 @@ async def insert_committed(engine: AsyncEngine, table: Table, row: Mapping[str, 
     """:func:`insert_together` in a write transaction of its own, committed before this returns:
     whether the row was inserted (when not, nothing was written).
 
-    This is the write of ``POST /transactions`` (issue 20): a unit of work through SQLAlchemy
+    This is the write of ``POST /transactions``: a unit of work through SQLAlchemy
     adds its BEGIN and COMMIT as trips of their own and about 0.3 ms of server CPU. On SQLite
     the inserts join the process's group commit (:class:`levy.store.db.GroupCommit`): with
     the writes queued with them, in one trip to aiosqlite's thread, BEGIN IMMEDIATE, each in

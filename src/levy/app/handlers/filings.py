@@ -1,4 +1,4 @@
-"""Filing, returns, liability reports and nexus (issue 8; admin keys): thin
+"""Filing, returns, liability reports and nexus (admin keys): thin
 adapters over :mod:`levy.app.filings`. See docs/filing.md."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def totals_message(t: JurisdictionTotals, out: pb.JurisdictionTotals | None = No
         ("carried_credits_applied", t.carried_credits_applied), ("credits_carried_forward", t.credits_carried_forward),
     ):
         setattr(msg, name, str(value))
-    if t.tax_rate is not None:  # returns outside the US (issue 34)
+    if t.tax_rate is not None:  # returns outside the US
         msg.tax_rate = t.tax_rate
     if t.tax_type is not None:
         msg.tax_type = t.tax_type
@@ -185,7 +185,7 @@ async def get_liability_report(req: pb.GetLiabilityReportRequest, ctx: CallConte
 
 
 def liability_message(report: LiabilityReport, international: Iterable[tuple[str, Return]] = ()) -> pb.LiabilityReport:
-    """The report; ``international``: (currency, figures) of the returns outside the US (issue 34)."""
+    """The report; ``international``: (currency, figures) of the returns outside the US."""
     msg = pb.LiabilityReport(to=report.date_to.isoformat())
     setattr(msg, "from", report.date_from.isoformat())
     held: list[HeldOff] = []
@@ -222,7 +222,7 @@ async def get_nexus_report(req: pb.GetNexusReportRequest, ctx: CallContext) -> p
 
 def _international_nexus(found: tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]],
                          msg: pb.NexusReport) -> None:
-    """The thresholds outside the US (issue 34) into ``msg.international``."""
+    """The thresholds outside the US into ``msg.international``."""
     international, held = found
     for n in international:
         t = n.threshold

@@ -65,7 +65,7 @@ TAX_BEHAVIORS = ("exclusive", "inclusive")
 
 
 def is_inclusive(value: str | None, default: bool, pointer: str) -> bool:
-    """A line's ``tax_behavior`` (issue 31): ``inclusive`` (its amount includes the tax) or
+    """A line's ``tax_behavior``: ``inclusive`` (its amount includes the tax) or
     ``exclusive``; None (not sent) takes ``default`` (the request's). Anything else is 422 at ``pointer``."""
     if value is None:
         return default
