@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from levy.domain.tax.rates import RateTable
-from levy.rates.builtin import builtin_rate_table, load_holidays, load_taxability
+from levy.rates.builtin import builtin_rate_table
 from levy.store import address_file
 from levy.store import rates as store
 from levy.store.db import transaction
@@ -53,9 +53,7 @@ class RatesRuntime:
         return self._loaded.table
 
     async def load(self) -> None:
-        """Load the taxability rules, the sales tax holidays and every imported record (start-up)."""
-        await asyncio.to_thread(load_taxability)
-        await asyncio.to_thread(load_holidays)
+        """Load every imported record (start-up)."""
         await self.reload(force=True)
 
     async def reload(self, *, force: bool = False) -> bool:

@@ -33,19 +33,19 @@ from levy.domain.nexus import (
     MeasurementPeriod,
     NexusThreshold,
     Rule,
+    NexusThresholds,
     evaluate_nexus,
-    load_thresholds,
     threshold_for,
 )
 
 
-def counts_marketplace(as_of: date) -> Callable[[str], bool]:
-    """Whether a state's rule in force on ``as_of`` counts marketplace sales toward its threshold
+def counts_marketplace(thresholds: NexusThresholds, as_of: date) -> Callable[[str], bool]:
+    """Whether a state's rule of ``thresholds`` in force on ``as_of`` counts marketplace sales toward its threshold
     (``counts_marketplace_sales`` of the nexus data; not confirmed (None): counted, so that a
     threshold is never missed for want of a source)."""
 
     def counts(state: str) -> bool:
-        t = threshold_for(state, as_of)
+        t = threshold_for(thresholds, state, as_of)
         return t is None or t.counts_marketplace_sales is not False
 
     return counts
@@ -127,27 +127,19 @@ class NexusStateReport:
         return self.exceeded and not self.registered
 
 
-def _default_thresholds(as_of: date) -> dict[str, NexusThreshold]:
-    out = {}
-    for state in load_thresholds():
-        t = threshold_for(state, as_of)
-        if t is not None:
-            out[state] = t
-    return out
-
-
 def nexus_report(
     as_of: date,
     dated_sales_by_state: Mapping[str, Iterable[DatedSale]],
     registered_states: Collection[str] | Callable[[str], bool],
-    thresholds: Mapping[str, NexusThreshold] | None = None,
+    thresholds: Mapping[str, NexusThreshold],
     converted: Mapping[str, Iterable[tuple[date, ConvertedEntry]]] | None = None,
 ) -> tuple[NexusStateReport, ...]:
     """Every state with a threshold in force on ``as_of`` measured over its period.
 
     ``registered_states``: two-letter states (or ``US-ST-XX`` codes, or a predicate on the
-    two-letter state) where the seller is registered on ``as_of``. ``thresholds`` defaults to the
-    project data in force on ``as_of``; states without a sales tax (no threshold) are left out.
+    two-letter state) where the seller is registered on ``as_of``. ``thresholds``: each state's
+    threshold in force on ``as_of`` (:func:`levy.domain.nexus.thresholds_in_force`); states without
+    a sales tax (no threshold) are left out.
     ``converted`` (:func:`converted_by_state`): each state's report lists those dated in its
     deciding measurement period.
     Order: exceeded and not registered first (earliest crossing first), then exceeded and
@@ -158,9 +150,8 @@ def nexus_report(
     else:
         regs = {s.removeprefix("US-ST-") for s in registered_states}
         is_reg = regs.__contains__
-    table = thresholds if thresholds is not None else _default_thresholds(as_of)
     rows = []
-    for state, t in table.items():
+    for state, t in thresholds.items():
         if not t.has_threshold:
             continue
         ev = evaluate_nexus(t, dated_sales_by_state.get(state, ()), as_of)

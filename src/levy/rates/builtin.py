@@ -229,9 +229,10 @@ def load_holidays():  # type: ignore[no-untyped-def]
     """The sales tax holidays (``holidays.json``) as a Holidays index, their codes checked
     against the catalogue."""
     from levy.domain.tax.holidays import parse_holidays
-    from levy.domain.taxcodes import load_catalogue
 
-    return parse_holidays(_read_json("holidays.json"), (t.code for t in load_catalogue().tax_codes))
+    catalogue = json.loads(resources.files("levy").joinpath("data/catalogue/product_tax_codes.json")
+                           .read_text(encoding="utf-8"))
+    return parse_holidays(_read_json("holidays.json"), (e["code"] for e in catalogue["tax_codes"]))
 
 
 def holidays_not_included() -> list[dict[str, str]]:

@@ -107,7 +107,8 @@ async def _respond(conn: AsyncConnection, ctx: CallContext,
 
 @handles("levy.v1.ProductService.CreateProduct")
 async def create_product(req: pb.CreateProductRequest, ctx: CallContext) -> pb.Product:
-    values = rules.validate_create(_present(req.product, []))
+    ref = ctx.services.reference
+    values = rules.validate_create(_present(req.product, []), catalogue=ref.catalogue, sources=ref.customer_sources)
     async with ctx.uow(write=True) as conn:
         product = await _respond(conn, ctx, await store.insert_product(conn, ctx.organization_id, values))
         ctx.created(product.id)
@@ -134,7 +135,8 @@ async def update_product(req: pb.UpdateProductRequest, ctx: CallContext) -> pb.P
     fields = _present(req.product, list(req.update_mask.paths))
     async with ctx.uow(write=True) as conn:
         current = await _existing(conn, ctx, req.product_id, for_update=True)
-        changes = rules.validate_update(current, fields)
+        changes = rules.validate_update(current, fields, catalogue=ctx.services.reference.catalogue,
+                                        sources=ctx.services.reference.customer_sources)
         return await _respond(conn, ctx, await store.update_product(conn, current, changes))
 
 
