@@ -158,3 +158,14 @@ def test_only_config_reads_levy_settings_from_the_environment() -> None:
              for node, name in _environment_reads(ast.parse(path.read_text(encoding="utf-8")))
              if name not in ENV_KNOWN]
     assert not found, "settings read outside levy.config (add a Config field):\n" + "\n".join(found)
+
+
+def test_every_setting_is_in_the_readme_configuration_table() -> None:
+    import dataclasses
+
+    from levy.config import Config
+
+    readme = (SRC.parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("## Configuration"):readme.index("## Command line")]
+    missing = [f"LEVY_{f.name.upper()}" for f in dataclasses.fields(Config) if f"`LEVY_{f.name.upper()}" not in table]
+    assert not missing, f"Config fields missing from README's configuration table: {missing}"
