@@ -78,7 +78,8 @@ async def build(config: Config, *, migrate_db: bool = True, handler_table: dict[
     database (unless a parent process did), load the rate table, wire the pipeline, start the
     background tasks (the rate table's refresh, the idempotency purge, the webhook delivery
     worker unless ``LEVY_WEBHOOK_WORKER=false``, the events job unless ``LEVY_EVENT_JOB_SECONDS=0``)."""
-    services = AppServices.create(config, await asyncio.to_thread(reference_data.load))
+    reference = await asyncio.to_thread(reference_data.load)
+    services = AppServices.create(config, reference)
     if migrate_db:
         await migrate.upgrade(services.engine)
     await services.rates.load()

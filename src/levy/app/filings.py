@@ -512,7 +512,8 @@ async def nexus(conn: AsyncConnection, organization_id: str, as_of: date, *,
 
 
 async def nexus_international(conn: AsyncConnection, organization_id: str,
-                              as_of: date, *, ref: ReferenceData) -> tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]]:
+                              as_of: date, *,
+                              ref: ReferenceData) -> tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]]:
     """The thresholds outside the US on ``as_of``, each measured in its own currency at
     the reference rate of each sale's day (:func:`in_return_currency`); per currency, the
     transactions that could not be converted (no published rate)."""

@@ -54,7 +54,8 @@ class AppServices:
         vies = ViesClient(config.vies_url, config.vies_timeout_seconds, config.vies_requester_vat) \
             if config.vies_url else None
         return cls(config=config, engine=engine, presets=PresetCache(config.preset_cache_seconds),
-                   rates=RatesRuntime(engine, config.address_dir), authenticator=Authenticator(engine, config.auth_cache_seconds),
+                   rates=RatesRuntime(engine, config.address_dir),
+                   authenticator=Authenticator(engine, config.auth_cache_seconds),
                    reference=reference if reference is not None else reference_data.load(), vies=vies)
 
     def uow(self, *, write: bool = False) -> contextlib.AbstractAsyncContextManager[AsyncConnection]:

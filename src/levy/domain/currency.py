@@ -3,7 +3,8 @@
 Plain Python, no I/O. A return is in its country's filing currency: the organization's setting
 ``filing_currencies`` (:func:`validate_filing_currencies`), over the defaults of
 ``levy/data/currency/filing_currencies.json`` (:func:`parse_filing_currency_defaults`, passed in as
-``defaults``: USD for the US, which no organization can change); callers pass the currency in. A transaction in another currency carries ``exchange_rate``: units of the
+``defaults``: USD for the US, which no organization can change); callers pass the currency in. A
+transaction in another currency carries ``exchange_rate``: units of the
 filing currency per unit of the transaction currency (a decimal string, as given by the caller
 or worked out from the imported daily reference rates, :func:`cross_rate`). Amounts convert
 exactly: ``amount x rate``, scaled between the two currencies' exponents (JPY 0, USD 2), rounded

@@ -62,7 +62,11 @@ def validate_state_code(
     state = m["state"]
     if state not in US_STATES:
         raise ValidationFailed(f"'{code}': '{state}' is not a US state or DC.", pointer=pointer, input=code)
-    taxing = (state in taxing_states) if taxing_states is not None else has_sales_tax(thresholds, state, on)  # type: ignore[arg-type]
+    if taxing_states is not None:
+        taxing = state in taxing_states
+    else:
+        assert thresholds is not None
+        taxing = has_sales_tax(thresholds, state, on)
     if not taxing:
         raise ValidationFailed(
             f"'{code}': {US_STATES[state]} has no sales tax; there is no return to file.", pointer=pointer, input=code

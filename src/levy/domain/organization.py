@@ -87,8 +87,8 @@ def apply_settings_change(
         name = value
     if _not_null(change, "default_tax_codes", errors):
         try:
-            settings = replace(settings, default_tax_codes=validate_default_tax_codes(list(change.default_tax_codes),
-                                                                                     catalogue=catalogue))  # type: ignore[call-overload]
+            codes = validate_default_tax_codes(list(change.default_tax_codes), catalogue=catalogue)  # type: ignore[call-overload]
+            settings = replace(settings, default_tax_codes=codes)
         except ValidationFailed as e:
             errors.append(e)
     if _not_null(change, "exemption_management", errors):

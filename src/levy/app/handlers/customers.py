@@ -204,7 +204,8 @@ async def get_customer(req: pb.GetCustomerRequest, ctx: CallContext) -> pb.Custo
 
 @handles("levy.v1.CustomerService.UpdateCustomer")
 async def update_customer(req: pb.UpdateCustomerRequest, ctx: CallContext) -> pb.Customer:
-    patch = customer_values(req.customer, "", sources=ctx.services.reference.customer_sources, present=present_fields(req.customer, req.update_mask.paths, CUSTOMER_INPUT, "customer"))
+    patch = customer_values(req.customer, "", sources=ctx.services.reference.customer_sources,
+                            present=present_fields(req.customer, req.update_mask.paths, CUSTOMER_INPUT, "customer"))
     rec = await _write(ctx, uc.update_customer, req.customer_id, patch, ctx.services.reference.customer_sources)
     return customer_pb(rec)
 

@@ -113,7 +113,8 @@ async def create_filing(req: pb.CreateFilingRequest, ctx: CallContext) -> pb.Fil
             optional(f, "status"), ref=ctx.services.reference,
         )
         ctx.created(rec.id)
-        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction, ref=ctx.services.reference)
+        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction,
+                                                 ref=ctx.services.reference)
     return filing_message(rec, currency)
 
 
@@ -125,7 +126,8 @@ async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Fil
     async with ctx.uow(write=True) as conn:
         rec = await service.update_filing(conn, ctx.organization_id, req.filing_id, optional(f, "status"), others,
                                           ref=ctx.services.reference)
-        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction, ref=ctx.services.reference)
+        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction,
+                                                 ref=ctx.services.reference)
     return filing_message(rec, currency)
 
 
@@ -133,7 +135,8 @@ async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Fil
 async def get_filing(req: pb.GetFilingRequest, ctx: CallContext) -> pb.Filing:
     async with ctx.uow() as conn:
         rec = await service.get_filing(conn, ctx.organization_id, req.filing_id)
-        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction, ref=ctx.services.reference)
+        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction,
+                                                 ref=ctx.services.reference)
         return filing_message(rec, currency)
 
 
