@@ -116,6 +116,13 @@ class Config:
     # number (request identifier); empty = none sent.
     vies_requester_vat: str = ""
 
+    # Seconds between a server's looks for new rate imports, after which it swaps its in-memory rate
+    # table (0 = never).
+    rates_refresh_seconds: float = 10.0
+    # Where this host keeps the address file of ZIP+4 and street-range records; empty = beside a
+    # SQLite database (<file>.addresses/), else ~/.cache/levy/addresses/<digest>/.
+    address_dir: str = ""
+
     @classmethod
     def from_env(cls, **overrides: object) -> Config:
         values: dict[str, object] = {}

@@ -15,7 +15,7 @@ from google.protobuf import field_mask_pb2, timestamp_pb2
 
 from levyserver import LevyServer, Tenant
 from levytest import call_error, md
-from levy.domain.customers import load_sources
+from levy.store.reference_data import customer_sources as load_sources
 from levy.v1 import customers_pb2 as pb
 from levy.v1 import customers_pb2_grpc
 

@@ -13,7 +13,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from levyserver import LevyServer, Tenant
 from levytest import call_error, md
-from levy.domain.taxcodes import load_catalogue
+from levy.store.reference_data import catalogue as load_catalogue
 from levy.v1 import customers_pb2, organization_pb2, organization_pb2_grpc, reference_pb2, reference_pb2_grpc
 
 CURRENT = "hydrogen.2025-04-15"

@@ -111,8 +111,9 @@ def test_rest_create_with_every_field(http: httpx.Client) -> None:
 
 
 def test_rest_create_with_an_integration_source_and_account(http: httpx.Client) -> None:
-    from levy.domain.customers import SOURCES
+    from levy.store.reference_data import customer_sources
 
+    SOURCES = tuple(customer_sources())
     source = next(s for s in SOURCES if s != "native")
     p = create(http, source=source, source_account_id="acct_42")
     assert p["source"] == source and p["source_account_id"] == "acct_42"
@@ -263,8 +264,9 @@ def test_duplicate_triple_is_409_with_the_existing_product(http: httpx.Client, c
     assert err.code == grpc.StatusCode.ALREADY_EXISTS
     assert err.errors[0]["meta"]["existing_product_id"] == p["id"]
     # another source or account is another product
-    from levy.domain.customers import SOURCES
+    from levy.store.reference_data import customer_sources
 
+    SOURCES = tuple(customer_sources())
     other_source = next(s for s in SOURCES if s != "native")
     create(http, source_id="dup-1", source=other_source)
     create(http, source_id="dup-1", source_account_id="acct-2")

@@ -9,7 +9,7 @@ import pytest
 
 from levyserver import Tenant
 from levytest import call_error, md
-from levy.domain.taxcodes import load_catalogue
+from levy.store.reference_data import catalogue as load_catalogue
 from levy.v1 import reference_pb2, reference_pb2_grpc
 
 

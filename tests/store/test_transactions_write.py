@@ -174,7 +174,7 @@ def test_a_transaction_stored_in_one_statement_per_table_reads_back_equal(fresh_
         await migrate.upgrade(engine)
         org = (await _create_tenant(fresh_database_url)).organization_id
         counted: list[int] = []
-        db.on_statement.append(lambda: counted.append(1))
+        db.add_statement_hook(engine, lambda: counted.append(1))
         try:
             plain = _record(org)
             referenced = _record(org, reference_id="inv-1")
@@ -207,7 +207,6 @@ def test_a_transaction_stored_in_one_statement_per_table_reads_back_equal(fresh_
                     select(func.count()).select_from(transaction_lines)
                     .where(transaction_lines.c.transaction_id == again.id))).scalar() == 0
         finally:
-            db.on_statement.clear()
             await engine.dispose()
 
     asyncio.run(go())
@@ -255,7 +254,7 @@ def test_a_transaction_committed_in_one_trip_reads_back_equal(fresh_database_url
         await migrate.upgrade(engine)
         org = (await _create_tenant(fresh_database_url)).organization_id
         counted: list[int] = []
-        db.on_statement.append(lambda: counted.append(1))
+        db.add_statement_hook(engine, lambda: counted.append(1))
         sqlite = fresh_database_url.startswith("sqlite")
         try:
             plain = _record(org)
@@ -302,7 +301,6 @@ def test_a_transaction_committed_in_one_trip_reads_back_equal(fresh_database_url
             # The connection went back to the pool usable, outside any transaction.
             assert await store.insert_transaction_committed(engine, _record(org, reference_id="inv-4")) is None
         finally:
-            db.on_statement.clear()
             await engine.dispose()
 
     asyncio.run(go())

@@ -1,4 +1,4 @@
-"""The audit log of changes from every transport (issue 36).
+"""The audit log of changes from every transport.
 
 The console records its own actions with their words (``levy.app.console.record``). A change made
 through the API (REST or gRPC) or the CLI is recorded here, in the application layer, never in a

@@ -1,7 +1,8 @@
 """The composition root: what ``levy serve`` runs, built in one place.
 
 Reading :func:`build` tells every long-lived object of a server process and
-what it depends on: the database engine, the preset cache, the rate table and
+what it depends on: the database engine, the preset cache, the rate table, the
+reference data of ``levy/data`` (read once, :mod:`levy.store.reference_data`) and
 the API-key cache (together :class:`~levy.app.services.AppServices`), the rate
 limiter, the handlers of the RPCs, the pipeline both transports call, and the
 background tasks. Nothing registers itself on import; the transports
@@ -35,11 +36,10 @@ from levy.app.delivery import DeliveryWorker
 from levy.app.event_jobs import EventJob
 from levy.app.pipeline import Pipeline
 from levy.app.ratelimit import create_limiter
-from levy.app.rates_runtime import refresh_seconds
 from levy.app.registry import Handler, collect_handlers
 from levy.app.services import AppServices
 from levy.config import Config
-from levy.store import migrate
+from levy.store import migrate, reference_data
 from levy.store.events import EventRecord
 from levy.transport.codec import to_json
 
@@ -77,11 +77,12 @@ class Application:
 
 async def build(config: Config, *, migrate_db: bool = True, handler_table: dict[str, Handler] | None = None,
                 background: bool = True) -> Application:
-    """Build the application of one server process: migrate the database (unless a
-    parent process did), load the rate table, wire the pipeline, start the
+    """Build the application of one server process: load the reference data, migrate the
+    database (unless a parent process did), load the rate table, wire the pipeline, start the
     background tasks (the rate table's refresh, the idempotency purge, the webhook delivery
     worker unless ``LEVY_WEBHOOK_WORKER=false``, the events job unless ``LEVY_EVENT_JOB_SECONDS=0``)."""
-    services = AppServices.create(config)
+    reference = await asyncio.to_thread(reference_data.load)
+    services = AppServices.create(config, reference)
     if migrate_db:
         await migrate.upgrade(services.engine)
     await services.rates.load()
@@ -97,7 +98,7 @@ async def build(config: Config, *, migrate_db: bool = True, handler_table: dict[
         if config.event_job_seconds > 0:
             job = EventJob(services)
             app.background.append(asyncio.create_task(job.run_forever(), name="levy-events-job"))
-        every = refresh_seconds()
-        if every > 0:
-            app.background.append(asyncio.create_task(services.rates.refresh_forever(every), name="levy-rates-refresh"))
+        if config.rates_refresh_seconds > 0:
+            app.background.append(asyncio.create_task(services.rates.refresh_forever(config.rates_refresh_seconds),
+                                                      name="levy-rates-refresh"))
     return app

@@ -39,9 +39,9 @@ from levy.domain.tax.model import (
     TaxId,
 )
 from levy.domain.transactions import check_transaction_date
-from levy.rates.builtin import load_holidays, load_item_rules, load_sourcing, load_taxability
 from levy.store import calc_reads
 from levy.store.locations import all_locations
+from levy.store.reference_data import ReferenceData
 
 DEFAULT_CUSTOMER_SOURCE = "native"
 _ONE = Decimal(1)
@@ -97,12 +97,13 @@ def run_engine(
     ``shape``: errors in the calculation error shape (``calc_errors.shape_error``); transactions pass False.
     """
     inp = prepared.input if lines is None else replace(prepared.input, lines=lines)
+    reference = ctx.services.reference
     try:
         return engine.calculate(
-            inp, ctx.services.rates.table, load_taxability(), prepared.registrations,
-            prepared.exemption_settings, prior_errors=prepared.errors, sourcing=load_sourcing(),
-            holidays=load_holidays(),
-            item_rules=load_item_rules(),
+            inp, ctx.services.rates.table, reference.taxability, prepared.registrations,
+            prepared.exemption_settings, prior_errors=prepared.errors, sourcing=reference.sourcing,
+            holidays=reference.holidays,
+            item_rules=reference.item_rules,
         )
     except LevyError as e:
         if not shape:
@@ -155,7 +156,7 @@ async def prepare(
     lines: list[LineInput] = []
     for i, li in enumerate(items):
         line = attempt(_line, i, li, product_rows, customer_rows, default_codes.category, details, origins,
-                       inclusive)
+                       inclusive, reference=ctx.services.reference)
         if line is not None:
             lines.append(line)
             details.lines[i] = line
@@ -254,6 +255,8 @@ def _line(
     details: CalculationDetails,
     origins: Origins,
     inclusive: bool = False,
+    *,
+    reference: ReferenceData,
 ) -> LineInput:
     """One request line -> LineInput: parses its fields, reads its presets, and
     leaves what they mean to :mod:`levy.domain.tax.line_rules`. Every problem of
@@ -305,7 +308,7 @@ def _line(
             preset_codes = row.tax_codes
             preset_marked = line_rules.is_marked_product(row.tax_codes, row.marked_sales_tax)
     sold = attempt(line_rules.what_is_sold, tuple(product.tax_attributes), preset_codes, preset_marked,
-                   default_category, p) or line_rules.SoldAs(None)
+                   default_category, p, catalogue=reference.catalogue) or line_rules.SoldAs(None)
 
     # Who buys, and where.
     address = None
@@ -316,7 +319,8 @@ def _line(
     match = line_rules.CustomerMatch()
     if customer.HasField("preset"):
         cp = customer.preset
-        source = attempt(validate_source, cp.source, f"{p}/customer/preset/source") if cp.HasField("source") \
+        source = attempt(validate_source, cp.source, f"{p}/customer/preset/source",
+                         sources=reference.customer_sources) if cp.HasField("source") \
             else DEFAULT_CUSTOMER_SOURCE
         if not cp.id:
             errs.append(calc_errors.customer_preset_id_required(p))
@@ -364,7 +368,7 @@ _NO_SHIP_FROM: tuple[None, str, str, str] = (None, "", "", "")
 
 
 class Origins:
-    """Where lines ship from (issue 19): a line's ``ship_from`` (a location id or an
+    """Where lines ship from: a line's ``ship_from`` (a location id or an
     address), else the organization's default location in effect on the date, else none."""
 
     __slots__ = ("by_id", "default")

@@ -41,7 +41,7 @@ class CallContext:
     # The largest answer the transport can send (bytes; 0: no limit): gRPC's send limit. A write whose
     # answer would be larger is refused before it commits (the batch import).
     max_response_bytes: int = 0
-    # Issue 36: the audit entry of an API call (set by the pipeline), written in the call's first
+    # The audit entry of an API call (set by the pipeline), written in the call's first
     # write transaction that commits (levy.app.audit).
     audit: AuditNote | None = None
 

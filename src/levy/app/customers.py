@@ -18,6 +18,7 @@ from levy.app import events
 from levy.domain.customers import (
     BatchItem,
     CustomerRecord,
+    CustomerSources,
     check_patch,
     decide,
     duplicate_meta,
@@ -93,11 +94,13 @@ async def get_customer(conn: AsyncConnection, org: str, customer_id: str) -> tup
     return rec, await store.certificates(org, customer_id)
 
 
-async def update_customer(conn: AsyncConnection, org: str, customer_id: str, patch: dict[str, Any]) -> CustomerRecord:
-    """PATCH: omitted and null keep the current value; a new triple must be free (409)."""
+async def update_customer(conn: AsyncConnection, org: str, customer_id: str, patch: dict[str, Any],
+                          sources: CustomerSources) -> CustomerRecord:
+    """PATCH: omitted and null keep the current value; a new triple must be free (409); ``sources``:
+    the supported customer sources (reference data)."""
     store = SqlCustomers(conn)
     current = await active_customer(store, org, customer_id, lock=True)
-    merged = check_patch(current, patch)
+    merged = check_patch(current, patch, sources=sources)
     changes = {k: v for k, v in merged.items() if v != getattr(current, k)}
     if not changes:
         return current

@@ -1,4 +1,4 @@
-"""The webhook delivery worker of ``levy serve`` (issue 35), started by :mod:`levy.app.bootstrap`.
+"""The webhook delivery worker of ``levy serve``, started by :mod:`levy.app.bootstrap`.
 
 Each pass, when a cheap read finds work:
 

@@ -1,4 +1,4 @@
-"""The events job of ``levy serve`` (issue 35), started by :mod:`levy.app.bootstrap` every
+"""The events job of ``levy serve``, started by :mod:`levy.app.bootstrap` every
 ``LEVY_EVENT_JOB_SECONDS``.
 
 Each pass, for the UTC day it runs on:
@@ -119,7 +119,7 @@ class EventJob:
     async def nexus_due(self, conn: AsyncConnection, org: str, today: date, now: datetime) -> list[Due]:
         out = []
         share = await nexus_reports.approaching_share(conn, org)
-        for state in await nexus_reports.nexus(conn, org, today):
+        for state in await nexus_reports.nexus(conn, org, today, ref=self.services.reference):
             event_type = nexus_event(state, share)
             if event_type is not None:
                 out.append(Due(org, nexus_key(event_type, state), events.nexus_row(event_type, org, state, now)))

@@ -1,4 +1,4 @@
-"""Events (issue 35): the outbox rows written with each change, and their reads.
+"""Events: the outbox rows written with each change, and their reads.
 
 A use case that changes an object builds its event rows here and writes them in
 its own database transaction (:func:`record`, or as one more child of the

@@ -1,4 +1,4 @@
-"""``levy rates import`` of daily reference exchange rates (issue 37): the European Central Bank's
+"""``levy rates import`` of daily reference exchange rates: the European Central Bank's
 euro reference-rate CSV (:mod:`levy.rates.ecb`), told apart from rate tables by its header and
 stored in the same database transaction as the command's other files."""
 

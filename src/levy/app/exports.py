@@ -1,4 +1,4 @@
-"""The console's CSV exports (issue 36), streamed: the application core pages through the store
+"""The console's CSV exports, streamed: the application core pages through the store
 (a short read transaction a page, so an export of any size holds no connection while the client
 reads) and formats each row with :mod:`levy.domain.exports`.
 

@@ -1,4 +1,4 @@
-"""Filing, returns, liability reports and nexus (issue 8): the application
+"""Filing, returns, liability reports and nexus: the application
 functions behind both transports and the CLI (``levy filings``, ``levy reports``,
 ``levy nexus``). Each takes a connection of one database transaction and the
 organization; the business rules are in :mod:`levy.domain.filing`,
@@ -38,7 +38,6 @@ from levy.domain.filing import (
 from levy.domain.filing_international import (
     InternationalReturn,
     check_period,
-    international_returns,
     prepare_international_return,
 )
 from levy.domain.filing_transactions import (
@@ -48,7 +47,7 @@ from levy.domain.filing_transactions import (
     entries_to_csv,
 )
 from levy.domain.ids import new_id
-from levy.domain.nexus import load_thresholds, measurement_windows, threshold_for
+from levy.domain.nexus import NexusThresholds, measurement_windows, thresholds_in_force
 from levy.domain.nexus_international import (
     InternationalNexus,
     earliest_start,
@@ -69,6 +68,7 @@ from levy.store import exchange_rates
 from levy.store import filings as store
 from levy.store import transactions as transactions_store
 from levy.store.organization import lock_organization, registrations_for
+from levy.store.reference_data import ReferenceData
 from levy.store.settings import get_settings
 from levy.store.transactions import update_transaction
 
@@ -79,23 +79,23 @@ async def approaching_share(conn: AsyncConnection, organization_id: str) -> Deci
     return settings.nexus_approaching_share
 
 
-async def returns_currency(conn: AsyncConnection, organization_id: str) -> str:
+async def returns_currency(conn: AsyncConnection, organization_id: str, *, ref: ReferenceData) -> str:
     """The currency of the organization's returns: its ``filing_currencies`` setting for
     :data:`levy.domain.currency.RETURNS_COUNTRY` (USD for the US, whatever the organization)."""
     settings, _ = await get_settings(conn, organization_id)
-    currency = settings.filing_currency(RETURNS_COUNTRY)
+    currency = settings.filing_currency(ref.filing_currencies, RETURNS_COUNTRY)
     assert currency is not None  # the data gives the US a fixed default
     return currency
 
 
-async def filing_currency(conn: AsyncConnection, organization_id: str, jurisdiction: str) -> str:
+async def filing_currency(conn: AsyncConnection, organization_id: str, jurisdiction: str, *, ref: ReferenceData) -> str:
     """The currency of the return of ``jurisdiction``: :func:`returns_currency` for a US state, the
-    data's (or the organization's choice for the country) for a return outside the US (issue 34)."""
-    kind = international_returns().get(jurisdiction)
+    data's (or the organization's choice for the country) for a return outside the US."""
+    kind = ref.international_returns.get(jurisdiction)
     if kind is None:
-        return await returns_currency(conn, organization_id)
+        return await returns_currency(conn, organization_id, ref=ref)
     settings, _ = await get_settings(conn, organization_id)
-    return kind.currency_for(settings.filing_currency_map())
+    return kind.currency_for(settings.filing_currency_map(ref.filing_currencies))
 
 
 def utcnow() -> datetime:
@@ -110,7 +110,7 @@ def today() -> date:
 
 
 def _totals_json(t: JurisdictionTotals) -> dict[str, Any]:
-    """``t`` as stored; the rate and tax type only when set (returns outside the US, issue 34)."""
+    """``t`` as stored; the rate and tax type only when set (returns outside the US)."""
     out = asdict(t)
     for name in ("tax_rate", "tax_type"):
         if out[name] is None:
@@ -163,7 +163,7 @@ def not_found(filing_id: str) -> NotFound:
 
 async def in_return_currency(conn: AsyncConnection, records: Sequence[TransactionRecord], currency: str,
                              rate_day: str, period_end: date) -> list[TransactionRecord]:
-    """``records`` with the exchange rate of a return in ``currency`` outside the US (issue 34): a
+    """``records`` with the exchange rate of a return in ``currency`` outside the US: a
     transaction in that currency as it is; one in another currency at the imported reference rate
     (:func:`levy.store.exchange_rates.reference_rate`, the lookup of a transaction's own rate) of
     the return's ``rate_day``: the period's last day, or the transaction's day (a credit: its
@@ -190,10 +190,10 @@ async def in_return_currency(conn: AsyncConnection, records: Sequence[Transactio
 
 async def _international_return(
     conn: AsyncConnection, organization_id: str, kind: InternationalReturn, start: date, end: date,
-    records: Sequence[TransactionRecord], filed: dict[str, set[str]],
+    records: Sequence[TransactionRecord], filed: dict[str, set[str]], *, ref: ReferenceData,
 ) -> Return:
     """The return ``kind`` of the period from the stored ``records`` (``filed``: their filed returns)."""
-    currency = await filing_currency(conn, organization_id, kind.jurisdiction)
+    currency = await filing_currency(conn, organization_id, kind.jurisdiction, ref=ref)
     relevant = [r for r in records if any(kind.reports(t.jurisdiction_code, frozenset(r.registrations))
                                           for ln in r.lines for t in ln.result.taxes)]
     converted = await in_return_currency(conn, relevant, currency, kind.rate_day, end)
@@ -203,14 +203,15 @@ async def _international_return(
 
 
 async def _prepare(
-    conn: AsyncConnection, organization_id: str, jurisdiction: str, start: date, end: date, *, for_update: bool
+    conn: AsyncConnection, organization_id: str, jurisdiction: str, start: date, end: date, *, for_update: bool,
+    ref: ReferenceData,
 ) -> Return:
     records = await store.liable_transactions(conn, organization_id, start, end, for_update=for_update)
     filed = await store.filed_states(conn, organization_id, [r.id for r in records])
-    kind = international_returns().get(jurisdiction)
+    kind = ref.international_returns.get(jurisdiction)
     if kind is not None:
-        return await _international_return(conn, organization_id, kind, start, end, records, filed)
-    currency = await returns_currency(conn, organization_id)
+        return await _international_return(conn, organization_id, kind, start, end, records, filed, ref=ref)
+    currency = await returns_currency(conn, organization_id, ref=ref)
     txns = [to_filing(r, frozenset(filed.get(r.id, ())), currency=currency) for r in records]
     carried = await store.carried_credits(conn, organization_id, jurisdiction, start)
     return prepare_return(jurisdiction, start, end, txns, carried)
@@ -226,7 +227,8 @@ def _new_record(organization_id: str, jurisdiction: str, start: date, end: date,
 
 
 def validate_create(
-    jurisdiction: str | None, period_start: str | None, period_end: str | None, status: str | None, *, on: date
+    jurisdiction: str | None, period_start: str | None, period_end: str | None, status: str | None, *, on: date,
+    ref: ReferenceData,
 ) -> tuple[str, date, date, str]:
     """(``US-ST-XX`` or a return outside the US such as ``EU-OSS``, start, end, status) of a create
     request; every problem reported together (422)."""
@@ -234,14 +236,14 @@ def validate_create(
     for value, name in ((jurisdiction, "jurisdiction"), (period_start, "period_start"), (period_end, "period_end")):
         if value is None:
             errors.append(RequiredField(name, pointer=f"/{name}"))
-    kind = international_returns().get(jurisdiction) if jurisdiction is not None else None
+    kind = ref.international_returns.get(jurisdiction) if jurisdiction is not None else None
     if jurisdiction is not None and kind is None:
         try:
-            rules.validate_state_code(jurisdiction, on=on)
+            rules.validate_state_code(jurisdiction, on=on, thresholds=ref.nexus_thresholds)
         except ValidationFailed as exc:
             errors.append(exc if jurisdiction.startswith("US-") else ValidationFailed(
                 f"'{jurisdiction}' is neither a US state jurisdiction ('US-ST-CA') nor a return outside the US "
-                f"({', '.join(sorted(international_returns()))}).", pointer="/jurisdiction", input=jurisdiction))
+                f"({', '.join(sorted(ref.international_returns))}).", pointer="/jurisdiction", input=jurisdiction))
     try:
         wanted = rules.validate_create_status(status)
     except ValidationFailed as exc:
@@ -266,21 +268,24 @@ async def create_filing(
     period_start: str | None,
     period_end: str | None,
     status: str | None = None,
+    *,
+    ref: ReferenceData,
 ) -> store.FilingRecord:
     """Prepare a return (``status`` absent or ``prepared``), or prepare and file it at once (``filed``)."""
-    code, start, end, wanted = validate_create(jurisdiction, period_start, period_end, status, on=today())
+    code, start, end, wanted = validate_create(jurisdiction, period_start, period_end, status, on=today(), ref=ref)
     if wanted == "filed":
-        return await _file(conn, organization_id, None, code, start, end)
-    ret = await _prepare(conn, organization_id, code, start, end, for_update=False)
+        return await _file(conn, organization_id, None, code, start, end, ref=ref)
+    ret = await _prepare(conn, organization_id, code, start, end, for_update=False, ref=ref)
     rec = _new_record(organization_id, code, start, end, ret)
     await store.insert_filing(conn, rec)
-    currency = await filing_currency(conn, organization_id, code)
+    currency = await filing_currency(conn, organization_id, code, ref=ref)
     await events.record(conn, [events.filing_row("filing.prepared", rec, currency)])
     return rec
 
 
 async def update_filing(
-    conn: AsyncConnection, organization_id: str, filing_id: str, status: str | None, other_fields: Sequence[str] = ()
+    conn: AsyncConnection, organization_id: str, filing_id: str, status: str | None, other_fields: Sequence[str] = (),
+    *, ref: ReferenceData,
 ) -> store.FilingRecord:
     """``status: filed`` files a prepared return; nothing else of a filing changes.
 
@@ -301,7 +306,7 @@ async def update_filing(
         raise ValidationFailed.many(errors)  # type: ignore[arg-type]
     if not rules.check_filing_transition(rec.status, status):
         return rec
-    return await _file(conn, organization_id, rec, rec.jurisdiction, rec.period_start, rec.period_end)
+    return await _file(conn, organization_id, rec, rec.jurisdiction, rec.period_start, rec.period_end, ref=ref)
 
 
 async def _file(
@@ -311,6 +316,8 @@ async def _file(
     jurisdiction: str,
     start: date,
     end: date,
+    *,
+    ref: ReferenceData,
 ) -> store.FilingRecord:
     """File the return of ``jurisdiction`` over the period in the caller's one database transaction."""
     await lock_organization(conn, organization_id)  # serialises this organization's filings
@@ -319,13 +326,13 @@ async def _file(
         jurisdiction, start, end, await store.filed_periods(conn, organization_id, jurisdiction),
         exclude_id=prepared.id if prepared else None,
     )
-    ret = await _prepare(conn, organization_id, jurisdiction, start, end, for_update=True)
+    ret = await _prepare(conn, organization_id, jurisdiction, start, end, for_update=True, ref=ref)
     records = await store.liable_transactions(conn, organization_id, start, end)  # locked just above
     filed = await store.filed_states(conn, organization_id, [r.id for r in records])
-    currency = await filing_currency(conn, organization_id, jurisdiction)
+    currency = await filing_currency(conn, organization_id, jurisdiction, ref=ref)
     if prepared is not None:
         rules.check_unchanged(prepared.figures, return_to_json(ret), prepared.id)
-    kind = international_returns().get(jurisdiction)
+    kind = ref.international_returns.get(jurisdiction)
     state = kind.filed_key if kind is not None else jurisdiction.removeprefix("US-ST-")
     on_return = set(ret.transaction_ids)
     rules.check_not_already_filed(jurisdiction, [(t, filed.get(t, set())) for t in ret.transaction_ids], key=state)
@@ -364,13 +371,15 @@ async def get_filing(conn: AsyncConnection, organization_id: str, filing_id: str
     return rec
 
 
-async def _entries(conn: AsyncConnection, rec: store.FilingRecord, transaction_ids: Sequence[str]) -> list[ReturnEntry]:
+async def _entries(conn: AsyncConnection, rec: store.FilingRecord, transaction_ids: Sequence[str], *,
+                   ref: ReferenceData) -> list[ReturnEntry]:
     """The transactions ``transaction_ids`` of the return ``rec``, in that order, with their amounts on it."""
     found = await transactions_store.by_ids(conn, rec.organization_id, transaction_ids)
-    kind = international_returns().get(rec.jurisdiction)
+    kind = ref.international_returns.get(rec.jurisdiction)
     if kind is not None:
-        return await _international_entries(conn, rec, kind, [t for t in map(found.get, transaction_ids) if t])
-    currency = await returns_currency(conn, rec.organization_id)
+        return await _international_entries(conn, rec, kind, [t for t in map(found.get, transaction_ids) if t],
+                                                ref=ref)
+    currency = await returns_currency(conn, rec.organization_id, ref=ref)
     return [
         ReturnEntry(t.id, t.type, t.status, t.transaction_date.date(), t.currency, t.reference_id,
                     amounts_on_return(rec.jurisdiction, to_filing(t, currency=currency)))
@@ -379,9 +388,9 @@ async def _entries(conn: AsyncConnection, rec: store.FilingRecord, transaction_i
 
 
 async def _international_entries(conn: AsyncConnection, rec: store.FilingRecord, kind: InternationalReturn,
-                                 records: Sequence[TransactionRecord]) -> list[ReturnEntry]:
+                                 records: Sequence[TransactionRecord], *, ref: ReferenceData) -> list[ReturnEntry]:
     """:func:`_entries` of a return outside the US: each transaction's totals on it, converted as on the return."""
-    currency = await filing_currency(conn, rec.organization_id, kind.jurisdiction)
+    currency = await filing_currency(conn, rec.organization_id, kind.jurisdiction, ref=ref)
     converted = await in_return_currency(conn, records, currency, kind.rate_day, rec.period_end)
     out = []
     for t in converted:
@@ -393,7 +402,8 @@ async def _international_entries(conn: AsyncConnection, rec: store.FilingRecord,
 
 
 async def filing_transactions(
-    conn: AsyncConnection, organization_id: str, filing_id: str, limit: int, starting_after: str | None
+    conn: AsyncConnection, organization_id: str, filing_id: str, limit: int, starting_after: str | None, *,
+    ref: ReferenceData,
 ) -> tuple[list[ReturnEntry], bool]:
     """A page of the transactions on a return, in return order (``starting_after``: the last
     ``transaction_id`` of the previous page; one not on the return is 422)."""
@@ -408,22 +418,23 @@ async def filing_transactions(
                 input=starting_after,
             )
         start = ids.index(starting_after) + 1
-    return await _entries(conn, rec, ids[start:start + limit]), start + limit < len(ids)
+    return await _entries(conn, rec, ids[start:start + limit], ref=ref), start + limit < len(ids)
 
 
-async def export_csv(conn: AsyncConnection, organization_id: str, filing_id: str, file: str | None = None) -> str:
+async def export_csv(conn: AsyncConnection, organization_id: str, filing_id: str, file: str | None = None, *,
+                     ref: ReferenceData) -> str:
     """The return's CSV (``file`` absent or ``return``), or its transactions' (``transactions``)."""
     if file not in (None, "", *EXPORT_FILES):
         raise ValidationFailed(f"file must be one of {', '.join(EXPORT_FILES)}; got {file!r}", parameter="file",
                                input=file)
     rec = await get_filing(conn, organization_id, filing_id)
-    currency = await filing_currency(conn, organization_id, rec.jurisdiction)
+    currency = await filing_currency(conn, organization_id, rec.jurisdiction, ref=ref)
     if file != "transactions":
         return return_to_csv(return_from_json(rec), currency)
     ids = list(rec.figures["transaction_ids"])
     entries: list[ReturnEntry] = []
     for i in range(0, len(ids), 500):
-        entries.extend(await _entries(conn, rec, ids[i:i + 500]))
+        entries.extend(await _entries(conn, rec, ids[i:i + 500], ref=ref))
     return entries_to_csv(entries, currency)
 
 
@@ -456,55 +467,58 @@ def parse_range(date_from: str | None, date_to: str | None) -> tuple[date, date]
     return start, end
 
 
-async def liability(conn: AsyncConnection, organization_id: str, start: date, end: date) -> LiabilityReport:
+async def liability(conn: AsyncConnection, organization_id: str, start: date, end: date, *,
+                    ref: ReferenceData) -> LiabilityReport:
     records = await store.liable_transactions(conn, organization_id, start, end)
-    currency = await returns_currency(conn, organization_id)
+    currency = await returns_currency(conn, organization_id, ref=ref)
     return replace(liability_report(start, end, [to_filing(r, currency=currency) for r in records]), currency=currency)
 
 
 async def liability_international(conn: AsyncConnection, organization_id: str, start: date,
-                                  end: date) -> list[tuple[str, Return]]:
+                                  end: date, *, ref: ReferenceData) -> list[tuple[str, Return]]:
     """(currency, figures) of each return outside the US that a transaction dated in the range
-    reaches (issue 34): as :func:`_international_return` prepares it, filed transactions included."""
+    reaches: as :func:`_international_return` prepares it, filed transactions included."""
     records = await store.liable_transactions(conn, organization_id, start, end)
     out = []
-    for kind in international_returns().values():
-        ret = await _international_return(conn, organization_id, kind, start, end, records, {})
+    for kind in ref.international_returns.values():
+        ret = await _international_return(conn, organization_id, kind, start, end, records, {}, ref=ref)
         if ret.transaction_ids or ret.held_off:
-            out.append((await filing_currency(conn, organization_id, kind.jurisdiction), ret))
+            out.append((await filing_currency(conn, organization_id, kind.jurisdiction, ref=ref), ret))
     return out
 
 
-def nexus_window_start(as_of: date) -> date:
-    """The earliest day any measurement period in force on ``as_of`` reaches."""
+def nexus_window_start(thresholds: NexusThresholds, as_of: date) -> date:
+    """The earliest day any measurement period of ``thresholds`` in force on ``as_of`` reaches."""
     starts = [as_of]
-    for state in load_thresholds():
-        t = threshold_for(state, as_of)
-        if t is not None and t.has_threshold and t.measurement_period is not None:
+    for t in thresholds_in_force(thresholds, as_of).values():
+        if t.has_threshold and t.measurement_period is not None:
             starts += [start for start, _ in measurement_windows(t.measurement_period, as_of)]
     return min(starts)
 
 
-async def nexus(conn: AsyncConnection, organization_id: str, as_of: date) -> tuple[NexusStateReport, ...]:
-    records = await store.liable_transactions(conn, organization_id, nexus_window_start(as_of), as_of)
-    currency = await returns_currency(conn, organization_id)
+async def nexus(conn: AsyncConnection, organization_id: str, as_of: date, *,
+                ref: ReferenceData) -> tuple[NexusStateReport, ...]:
+    records = await store.liable_transactions(conn, organization_id, nexus_window_start(ref.nexus_thresholds, as_of),
+                                              as_of)
+    currency = await returns_currency(conn, organization_id, ref=ref)
     txns = [to_filing(r, currency=currency) for r in records]
-    counts = counts_marketplace(as_of)
+    counts = counts_marketplace(ref.nexus_thresholds, as_of)
     registered = {
         r.jurisdiction for r in await registrations_for(conn, organization_id)
         if r.jurisdiction.startswith("US-ST-") and len(r.jurisdiction) == 8 and r.covers(as_of)
     }
     return nexus_report(as_of, dated_sales_by_state(txns, counts), registered,
-                        converted=converted_by_state(txns, counts))
+                        thresholds_in_force(ref.nexus_thresholds, as_of), converted=converted_by_state(txns, counts))
 
 
 async def nexus_international(conn: AsyncConnection, organization_id: str,
-                              as_of: date) -> tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]]:
-    """The thresholds outside the US on ``as_of`` (issue 34), each measured in its own currency at
+                              as_of: date, *,
+                              ref: ReferenceData) -> tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]]:
+    """The thresholds outside the US on ``as_of``, each measured in its own currency at
     the reference rate of each sale's day (:func:`in_return_currency`); per currency, the
     transactions that could not be converted (no published rate)."""
-    thresholds = in_force(as_of)
-    records = await store.liable_transactions(conn, organization_id, earliest_start(as_of), as_of)
+    thresholds = in_force(ref.international_thresholds, as_of)
+    records = await store.liable_transactions(conn, organization_id, earliest_start(thresholds, as_of), as_of)
     by_currency: dict[str, list[Any]] = {}
     held: dict[str, list[HeldOff]] = {}
     for currency in sorted({t.currency for t in thresholds}):
@@ -516,4 +530,4 @@ async def nexus_international(conn: AsyncConnection, organization_id: str,
         held[currency] = [HeldOff(t.id, t.held_off_reason, HELD_OFF_REASON_DETAILS.get(t.held_off_reason, ""))
                           for t in txns if t.held_off_reason]
     registered = {r.jurisdiction for r in await registrations_for(conn, organization_id) if r.covers(as_of)}
-    return international_nexus(as_of, by_currency, registered), held
+    return international_nexus(thresholds, as_of, by_currency, registered), held

@@ -1,4 +1,4 @@
-"""Application functions of business locations (issue 19), shared by the
+"""Application functions of business locations, shared by the
 handlers (gRPC and REST) and the ``levy locations`` commands.
 
 Each takes the unit of work's connection, the organization id and a ZIP check

@@ -89,7 +89,7 @@ def count_statements(engine: Any) -> None:
     from levy.store import db
 
     inc = DB_STATEMENTS.inc
-    db.on_statement.append(inc)
+    db.add_statement_hook(engine, inc)
     sync_engine = engine.sync_engine
     event.listen(sync_engine, "before_cursor_execute", lambda *_a: inc())  # levy.store.db: the others
     event.listen(sync_engine, "commit", lambda *_a: inc())

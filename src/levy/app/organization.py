@@ -21,6 +21,7 @@ from levy.domain.pagination import page_request
 from levy.store import organization as store
 from levy.store.keys import ApiKeyRecord, SqlApiKeys, utcnow
 from levy.store.organization import OrganizationView, RegistrationRecord
+from levy.store.reference_data import ReferenceData
 
 
 async def show_settings(conn: AsyncConnection, organization_id: str) -> OrganizationView:
@@ -30,12 +31,15 @@ async def show_settings(conn: AsyncConnection, organization_id: str) -> Organiza
     return view
 
 
-async def change_settings(conn: AsyncConnection, organization_id: str, change: SettingsChange) -> OrganizationView:
-    """Apply a partial change (locks the organization so concurrent changes do not lose each other)."""
+async def change_settings(conn: AsyncConnection, organization_id: str, change: SettingsChange, *,
+                          ref: ReferenceData) -> OrganizationView:
+    """Apply a partial change (locks the organization so concurrent changes do not lose each other);
+    ``ref``: the reference data the change is checked against (catalogue, filing currencies)."""
     current = await store.read_organization(conn, organization_id, lock=True)
     if current is None:
         raise NotFound(f"No organization '{organization_id}'.")
-    name, settings = apply_settings_change(current.name, current.settings, change)
+    name, settings = apply_settings_change(current.name, current.settings, change, catalogue=ref.catalogue,
+                                           filing_currencies=ref.filing_currencies)
     if name == current.name and settings == current.settings:
         return current
     now = utcnow()

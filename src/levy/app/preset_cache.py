@@ -47,7 +47,7 @@ class OrgPresets:
     products: dict[str, ProductRow | None] = field(default_factory=dict)
     # customer source_id -> its live customers (every source and account).
     customers: dict[str, tuple[CustomerRow, ...]] = field(default_factory=dict)
-    # Every business location (archived ones too), read with the settings (issue 19).
+    # Every business location (archived ones too), read with the settings.
     locations: tuple[BusinessLocation, ...] = ()
     # Held while one calculation reads what the entry lacks (levy.app.calculate._presets).
     read_lock: asyncio.Lock | None = None

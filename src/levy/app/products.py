@@ -18,6 +18,7 @@ from levy.domain.errors import Conflict, NotFound
 from levy.domain.pagination import PageRequest
 from levy.domain.settings import OrganizationSettings
 from levy.store import products as store
+from levy.store.reference_data import ReferenceData
 from levy.store.settings import get_settings
 
 
@@ -63,9 +64,10 @@ async def _existing(conn: AsyncConnection, org: str, product_id: str, *, lock: b
     return record
 
 
-async def create_product(conn: AsyncConnection, org: str, fields: dict[str, Any]) -> rules.ProductView:
+async def create_product(conn: AsyncConnection, org: str, fields: dict[str, Any], *, ref: ReferenceData
+                         ) -> rules.ProductView:
     """Validate and insert a product; 409 when its (source, source_account_id, source_id) is taken."""
-    values = rules.validate_create(fields)
+    values = rules.validate_create(fields, catalogue=ref.catalogue, sources=ref.customer_sources)
     return await _shown(conn, org, await store.insert_product(conn, org, values))
 
 
@@ -81,11 +83,11 @@ async def list_products(conn: AsyncConnection, org: str, page: PageRequest) -> t
     return [_view(r, settings) for r in records], has_more
 
 
-async def update_product(conn: AsyncConnection, org: str, product_id: str, fields: dict[str, Any]
-                         ) -> rules.ProductView:
+async def update_product(conn: AsyncConnection, org: str, product_id: str, fields: dict[str, Any], *,
+                         ref: ReferenceData) -> rules.ProductView:
     """Change the fields present (locking the row first); an archived product is refused."""
     current = await _existing(conn, org, product_id, lock=True)
-    changes = rules.validate_update(current, fields)
+    changes = rules.validate_update(current, fields, catalogue=ref.catalogue, sources=ref.customer_sources)
     return await _shown(conn, org, await store.update_product(conn, current, changes))
 
 

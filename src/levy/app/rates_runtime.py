@@ -4,15 +4,15 @@
 (built-in state data + imported local records + the ZIP directory). The
 composition root (:mod:`levy.app.bootstrap`) loads it before the server takes
 traffic and runs :meth:`RatesRuntime.refresh_forever`, which looks at
-``rate_imports`` every ``LEVY_RATES_REFRESH_SECONDS`` (default 10; 0 turns the
-refresh off) and, when an import was added, builds a new table off the event
+``rate_imports`` every ``Config.rates_refresh_seconds`` (``LEVY_RATES_REFRESH_SECONDS``,
+default 10; 0 turns the refresh off) and, when an import was added, builds a new table off the event
 loop and replaces the reference in one assignment. A calculation reads the
 reference once and never reads a rate from the database.
 
 The address-level records (ZIP+4 and street ranges, the bulk of the SST
 boundary files) are not held as objects: they stay in an address file
 (:mod:`levy.store.address_file`) that the table queries, built on this host
-from the database the first time an import set is loaded (issue 33).
+from the database the first time an import set is loaded.
 """
 
 from __future__ import annotations
@@ -20,21 +20,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import os
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from levy.domain.tax.rates import RateTable
-from levy.rates.builtin import builtin_rate_table, load_holidays, load_taxability
+from levy.rates.builtin import builtin_rate_table
 from levy.store import address_file
 from levy.store import rates as store
 from levy.store.db import transaction
 
 log = logging.getLogger(__name__)
-
-DEFAULT_REFRESH_SECONDS = 10.0
-
 
 @dataclass(frozen=True)
 class LoadedRates:
@@ -42,20 +38,12 @@ class LoadedRates:
     marker: tuple[int, str | None]  # (import count, newest import id) it was built from
 
 
-def refresh_seconds() -> float:
-    raw = os.environ.get("LEVY_RATES_REFRESH_SECONDS", "")
-    try:
-        return float(raw) if raw.strip() else DEFAULT_REFRESH_SECONDS
-    except ValueError:
-        log.warning("LEVY_RATES_REFRESH_SECONDS=%r is not a number; using %s", raw, DEFAULT_REFRESH_SECONDS)
-        return DEFAULT_REFRESH_SECONDS
-
-
 class RatesRuntime:
     """The process's rate table, read by every calculation."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, address_dir: str = "") -> None:
         self._engine = engine
+        self._address_dir = address_dir  # Config.address_dir
         self._loaded: LoadedRates | None = None
 
     @property
@@ -65,9 +53,7 @@ class RatesRuntime:
         return self._loaded.table
 
     async def load(self) -> None:
-        """Load the taxability rules, the sales tax holidays and every imported record (start-up)."""
-        await asyncio.to_thread(load_taxability)
-        await asyncio.to_thread(load_holidays)
+        """Load every imported record (start-up)."""
         await self.reload(force=True)
 
     async def reload(self, *, force: bool = False) -> bool:
@@ -76,7 +62,7 @@ class RatesRuntime:
             marker = await store.imports_marker(conn)
             if not force and self._loaded is not None and self._loaded.marker == marker:
                 return False
-            path = await address_file.ensure(conn, address_file.directory_for(self._engine.url))
+            path = await address_file.ensure(conn, address_file.directory_for(self._engine.url, self._address_dir))
             rows = await store.all_records(conn, address_level=path is None)
         addresses = await asyncio.to_thread(address_file.AddressFile, path) if path is not None else None
         table = await asyncio.to_thread(builtin_rate_table, rows, addresses)

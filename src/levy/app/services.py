@@ -17,6 +17,7 @@ from levy.app.preset_cache import PresetCache
 from levy.app.rates_runtime import RatesRuntime
 from levy.app.vies import ViesClient
 from levy.config import Config
+from levy.store import reference_data
 from levy.store.db import create_engine, is_write_conflict, transaction
 
 T = TypeVar("T")
@@ -36,13 +37,16 @@ class AppServices:
     rates: RatesRuntime
     # API keys by secret; revoking a key forgets it here (levy.app.auth).
     authenticator: Authenticator
+    # The reference data of levy/data, read once (levy.store.reference_data).
+    reference: reference_data.ReferenceData
     # The online check of EU VAT ids (levy.app.vies); None when ``vies_url`` is not set.
     vies: ViesClient | None = None
 
     @classmethod
-    def create(cls, config: Config) -> AppServices:
+    def create(cls, config: Config, reference: reference_data.ReferenceData | None = None) -> AppServices:
         """Every collaborator from ``config`` (the rate table holds the built-in
-        data until :meth:`RatesRuntime.load` runs)."""
+        data until :meth:`RatesRuntime.load` runs); ``reference``: the reference data
+        already loaded, else read now."""
         engine = create_engine(
             config.database_url, pool_size=config.db_pool_size, connect_timeout=config.db_connect_timeout_seconds,
             busy_timeout=config.db_busy_timeout_seconds,
@@ -50,8 +54,9 @@ class AppServices:
         vies = ViesClient(config.vies_url, config.vies_timeout_seconds, config.vies_requester_vat) \
             if config.vies_url else None
         return cls(config=config, engine=engine, presets=PresetCache(config.preset_cache_seconds),
-                   rates=RatesRuntime(engine), authenticator=Authenticator(engine, config.auth_cache_seconds),
-                   vies=vies)
+                   rates=RatesRuntime(engine, config.address_dir),
+                   authenticator=Authenticator(engine, config.auth_cache_seconds),
+                   reference=reference if reference is not None else reference_data.load(), vies=vies)
 
     def uow(self, *, write: bool = False) -> contextlib.AbstractAsyncContextManager[AsyncConnection]:
         """One database transaction outside any request (start-up, background

@@ -37,7 +37,6 @@ from levy.domain.events import status_event, transaction_events
 from levy.domain.money import allocate, parse_amount
 from levy.domain.tax.model import LineInput
 from levy.domain.tax.sourcing import source
-from levy.rates.builtin import load_sourcing
 from levy.domain.transaction_records import StoredLine, TransactionRecord
 from levy.domain.transactions import (
     UNSET,
@@ -146,7 +145,8 @@ def _marketplace(msg: pb.Transaction) -> str | None:
 async def returns_currency(ctx: CallContext, conn: AsyncConnection | None) -> str:
     """The currency of the organization's returns (its ``filing_currencies`` setting for
     :data:`RETURNS_COUNTRY`, read through the preset cache)."""
-    currency = (await organization_settings(ctx, conn)).filing_currency(RETURNS_COUNTRY)
+    currency = (await organization_settings(ctx, conn)).filing_currency(ctx.services.reference.filing_currencies,
+                                                                        RETURNS_COUNTRY)
     assert currency is not None  # the data gives the US a fixed default
     return currency
 
@@ -220,7 +220,7 @@ async def compute_lines(
     plan = None
     try:
         plan = plan_lines(tlines, transaction_type=transaction_type, source=source,  # type: ignore[arg-type]
-                          has_parent=has_parent)
+                          has_parent=has_parent, netting=ctx.services.reference.netting_policies)
     except ValidationFailed as e:
         all_errors.append(e)
     if all_errors:
@@ -270,7 +270,7 @@ def attribute(ctx: CallContext, computed: Computed, total: int) -> tuple[tuple[t
             covers.update((level.code, level.covered_by) for level in resolution.place.levels)
         elif tl.line.ship_from is not None:  # the jurisdictions the state's sourcing rule picks (issue 19)
             origin = rates.resolve(tl.line.ship_from, on, tl.pointer, tl.line.ship_from_pointer)
-            sourced = source(resolution, origin, load_sourcing(), on, tl.line.ship_from_label)
+            sourced = source(resolution, origin, ctx.services.reference.sourcing, on, tl.line.ship_from_label)
             if sourced is not None:
                 resolution = sourced.resolution
         codes = []
@@ -456,7 +456,7 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
     c = ErrorCollector()
     transaction_type = c.attempt(validate_type, optional(msg, "type"))
     status = c.attempt(validate_create_status, optional(msg, "status"), history=history)
-    source = c.attempt(validate_source_field, optional(msg, "source"))
+    source = c.attempt(validate_source_field, optional(msg, "source"), sources=ctx.services.reference.customer_sources)
     tax_amount = c.attempt(_tax_amount, msg)
     flat_sent = msg.HasField("flat_amount")
     flat_amount = c.attempt(parse_amount, msg.flat_amount, "/flat_amount") if flat_sent else None

@@ -1,4 +1,4 @@
-"""POST /transactions/batch (issue 20): a seller's history, up to 1000 transactions per request.
+"""POST /transactions/batch: a seller's history, up to 1000 transactions per request.
 
 Each item is created with the rules of ``POST /transactions`` (:func:`levy.app.transactions.create`,
 inside the batch's one database transaction), except that ``filed`` is a valid status (history

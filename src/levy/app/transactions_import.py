@@ -1,4 +1,4 @@
-"""Planning the batches of ``levy transactions import`` (issue 20), here or in planner processes.
+"""Planning the batches of ``levy transactions import``, here or in planner processes.
 
 A batch is planned (:func:`plan_bodies`: its JSON bodies read into messages, checked, its
 reference ids looked up, every sale calculated; nothing written) and then written by

@@ -1,4 +1,4 @@
-"""Webhook endpoints (issue 35): create, change, rotate the secret of, delete an endpoint; its
+"""Webhook endpoints: create, change, rotate the secret of, delete an endpoint; its
 delivery log and a manual replay. Each function runs in the caller's unit of work. The URL
 rules are :mod:`levy.domain.webhooks`'s, under the server's settings; the delivery worker is
 :mod:`levy.app.delivery`. See docs/events.md."""

@@ -140,7 +140,7 @@ async def run_in_organization(args: argparse.Namespace, fn: Callable[[Any, str],
 
 async def audit_cli(conn: Any, org: str, args: argparse.Namespace, target: str = "", detail: str = "") -> None:
     """The audit entry of the command ``args`` that changed ``target`` in ``org`` (the audit log of
-    every transport, issue 36), in the command's transaction."""
+    every transport), in the command's transaction."""
     from levy.app.audit import record_cli
 
     await record_cli(conn, org, command_name(args), target, detail)

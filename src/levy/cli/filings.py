@@ -78,11 +78,14 @@ def register(sub: Any) -> None:
 async def _prepare(args: argparse.Namespace) -> int:
     from levy.app.filings import create_filing, filing_currency
     from levy.app.handlers.filings import filing_message
+    from levy.store import reference_data
+
+    ref = reference_data.load()
 
     async def fn(conn: Any, org_id: str) -> str:
         rec = await create_filing(conn, org_id, args.jurisdiction, args.period_start, args.period_end,
-                                  "filed" if args.file else None)
-        print_message(filing_message(rec, await filing_currency(conn, org_id, rec.jurisdiction)))
+                                  "filed" if args.file else None, ref=ref)
+        print_message(filing_message(rec, await filing_currency(conn, org_id, rec.jurisdiction, ref=ref)))
         return rec.id
 
     return await run_in_organization(args, fn, write=True)
@@ -91,10 +94,13 @@ async def _prepare(args: argparse.Namespace) -> int:
 async def _file(args: argparse.Namespace) -> int:
     from levy.app.filings import filing_currency, update_filing
     from levy.app.handlers.filings import filing_message
+    from levy.store import reference_data
+
+    ref = reference_data.load()
 
     async def fn(conn: Any, org_id: str) -> str:
-        rec = await update_filing(conn, org_id, args.filing_id, "filed")
-        print_message(filing_message(rec, await filing_currency(conn, org_id, rec.jurisdiction)))
+        rec = await update_filing(conn, org_id, args.filing_id, "filed", ref=ref)
+        print_message(filing_message(rec, await filing_currency(conn, org_id, rec.jurisdiction, ref=ref)))
         return rec.id
 
     return await run_in_organization(args, fn, write=True)
@@ -122,19 +128,25 @@ async def _list(args: argparse.Namespace) -> int:
 async def _show(args: argparse.Namespace) -> int:
     from levy.app.filings import filing_currency, get_filing
     from levy.app.handlers.filings import filing_message
+    from levy.store import reference_data
+
+    ref = reference_data.load()
 
     async def fn(conn: Any, org_id: str) -> None:
         rec = await get_filing(conn, org_id, args.filing_id)
-        print_message(filing_message(rec, await filing_currency(conn, org_id, rec.jurisdiction)))
+        print_message(filing_message(rec, await filing_currency(conn, org_id, rec.jurisdiction, ref=ref)))
 
     return await run_in_organization(args, fn, write=False)
 
 
 async def _export(args: argparse.Namespace) -> int:
     from levy.app.filings import export_csv
+    from levy.store import reference_data
+
+    ref = reference_data.load()
 
     async def fn(conn: Any, org_id: str) -> None:
-        text = await export_csv(conn, org_id, args.filing_id, "transactions" if args.transactions else None)
+        text = await export_csv(conn, org_id, args.filing_id, "transactions" if args.transactions else None, ref=ref)
         if args.output:
             with open(args.output, "w", newline="", encoding="utf-8") as f:
                 f.write(text)
@@ -147,11 +159,14 @@ async def _export(args: argparse.Namespace) -> int:
 async def _liability(args: argparse.Namespace) -> int:
     from levy.app.filings import liability, liability_international, parse_range
     from levy.app.handlers.filings import liability_message
+    from levy.store import reference_data
+
+    ref = reference_data.load()
 
     async def fn(conn: Any, org_id: str) -> None:
         start, end = parse_range(args.date_from, args.date_to)
-        print_message(liability_message(await liability(conn, org_id, start, end),
-                                        await liability_international(conn, org_id, start, end)))
+        print_message(liability_message(await liability(conn, org_id, start, end, ref=ref),
+                                        await liability_international(conn, org_id, start, end, ref=ref)))
 
     return await run_in_organization(args, fn, write=False)
 
@@ -159,11 +174,14 @@ async def _liability(args: argparse.Namespace) -> int:
 async def _nexus(args: argparse.Namespace) -> int:
     from levy.app.filings import approaching_share, nexus, nexus_international, parse_date, today
     from levy.app.handlers.filings import nexus_message
+    from levy.store import reference_data
+
+    ref = reference_data.load()
 
     async def fn(conn: Any, org_id: str) -> None:
         as_of = parse_date(args.as_of, "as_of", default=today())
-        print_message(nexus_message(as_of, await nexus(conn, org_id, as_of),
-                                    await nexus_international(conn, org_id, as_of),
+        print_message(nexus_message(as_of, await nexus(conn, org_id, as_of, ref=ref),
+                                    await nexus_international(conn, org_id, as_of, ref=ref),
                                     await approaching_share(conn, org_id)))
 
     return await run_in_organization(args, fn, write=False)

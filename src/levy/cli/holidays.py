@@ -1,4 +1,4 @@
-"""``levy holidays``: the built-in sales tax holidays (issue 31), listed and filtered."""
+"""``levy holidays``: the built-in sales tax holidays, listed and filtered."""
 
 from __future__ import annotations
 

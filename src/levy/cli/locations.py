@@ -1,5 +1,5 @@
 """``levy locations create|list|get|update|archive|unarchive``: the
-organization's business locations (issue 19) for operators, through the same
+organization's business locations for operators, through the same
 application functions as the admin API (``levy.app.locations``), so validation
 and errors are the API's. Locations print as JSON in the API's shape; ``list``
 prints tab-separated columns."""

@@ -70,13 +70,15 @@ def register(sub: Any) -> None:
 
 
 def _settings_json(view: Any) -> str:
+    from levy.store.reference_data import filing_currencies
+
     return json.dumps({
         "organization_id": view.organization_id,
         "name": view.name,
         "default_tax_codes": list(view.settings.default_tax_codes),
         "exemption_management": view.settings.exemption_management,
         "certificate_treatment": view.settings.certificate_treatment,
-        "filing_currencies": view.settings.filing_currency_map(),
+        "filing_currencies": view.settings.filing_currency_map(filing_currencies()),
         "nexus_approaching_share": str(view.settings.nexus_approaching_share),
         "updated_at": view.updated_at.isoformat(),
     }, indent=2)
@@ -94,6 +96,7 @@ async def _settings_show(args: argparse.Namespace) -> int:
 async def _settings_set(args: argparse.Namespace) -> int:
     from levy.app.organization import change_settings
     from levy.domain.organization import SettingsChange
+    from levy.store import reference_data
 
     changes: dict[str, object] = {}
     if args.default_tax_codes is not None:
@@ -118,8 +121,10 @@ async def _settings_set(args: argparse.Namespace) -> int:
               "--certificate-treatment, --filing-currencies, --nexus-approaching-share, --name", file=sys.stderr)
         return 2
 
+    ref = reference_data.load()
+
     async def fn(conn: Any, org_id: str) -> str:
-        print(_settings_json(await change_settings(conn, org_id, SettingsChange(**changes))))
+        print(_settings_json(await change_settings(conn, org_id, SettingsChange(**changes), ref=ref)))
         return org_id
 
     return await run_in_organization(args, fn, write=True)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-from levy.cli.common import add_db, with_store
+from levy.cli.common import add_db, config_from, with_store
 
 
 def register(sub: Any) -> None:
@@ -168,15 +168,16 @@ async def _import_unpacked(args: argparse.Namespace, unpacked: str) -> int:
     except DryRun:
         return 0
     if code == 0 and files:
-        code = await with_store(args, _address_file, write=False)
+        address_dir = config_from(args).address_dir
+        code = await with_store(args, lambda conn: _address_file(conn, address_dir), write=False)
     return code
 
 
-async def _address_file(conn: Any) -> int:
+async def _address_file(conn: Any, address_dir: str) -> int:
     """This host's address file of the imports, built now rather than by the next server start."""
     from levy.store import address_file
 
-    path = await address_file.ensure(conn, address_file.directory_for(conn.engine.url))
+    path = await address_file.ensure(conn, address_file.directory_for(conn.engine.url, address_dir))
     if path is not None:
         print(f"address-level records: {path}")
     return 0

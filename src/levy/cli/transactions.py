@@ -1,4 +1,4 @@
-"""``levy transactions import FILE...``: a seller's invoice history into Levy (issue 20).
+"""``levy transactions import FILE...``: a seller's invoice history into Levy.
 
 Reads CSV (one row per line item, grouped into transactions by ``reference_id``) or JSON Lines
 (one transaction per line, in the shape of ``POST /transactions``), and sends them in batches of
@@ -411,7 +411,7 @@ class Direct:
             except StalePlan:  # a reference id stored since: planned again, here, in this transaction
                 results = await write(self.ctx, conn, await plan_bodies(self.ctx, conn, bodies))
             created = [r.record.id for r in results if r.status == "created" and r.record is not None]
-            if created:  # the audit log of every transport (issue 36), in the batch's transaction
+            if created:  # the audit log of every transport, in the batch's transaction
                 await record_cli(conn, self.ctx.organization_id, "transactions.import", "", import_detail(created))
         return [Outcome(r.status, [_error_text(e.pointer, r.index, e.detail) for e in r.errors]) for r in results]
 

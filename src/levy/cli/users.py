@@ -1,4 +1,4 @@
-"""``levy users create|list|set-password``: people of the web console (issue 21),
+"""``levy users create|list|set-password``: people of the web console,
 through the same application functions as the console (``levy.app.console``).
 
 ``create`` prints a one-time password (the user chooses their own at first

@@ -19,7 +19,7 @@ ROLES: dict[str, tuple[bool, bool]] = {
     "admin": (True, True),
     "member": (False, False),
 }
-#: The role an invitation starts at (issue 36): the least-privileged one, so that admin
+#: The role an invitation starts at: the least-privileged one, so that admin
 #: rights are always a deliberate choice.
 INVITE_DEFAULT_ROLE = next(role for role, (admin, writes) in ROLES.items() if not admin and not writes)
 PASSWORD_MIN = 12

@@ -1,9 +1,10 @@
-"""Currencies on returns (issue 37): the filing currency, exchange rates and exact conversion.
+"""Currencies on returns: the filing currency, exchange rates and exact conversion.
 
 Plain Python, no I/O. A return is in its country's filing currency: the organization's setting
 ``filing_currencies`` (:func:`validate_filing_currencies`), over the defaults of
-``levy/data/currency/filing_currencies.json`` (:func:`filing_currency_defaults`: USD for the US,
-which no organization can change); callers pass the currency in. A transaction in another currency carries ``exchange_rate``: units of the
+``levy/data/currency/filing_currencies.json`` (:func:`parse_filing_currency_defaults`, passed in as
+``defaults``: USD for the US, which no organization can change); callers pass the currency in. A
+transaction in another currency carries ``exchange_rate``: units of the
 filing currency per unit of the transaction currency (a decimal string, as given by the caller
 or worked out from the imported daily reference rates, :func:`cross_rate`). Amounts convert
 exactly: ``amount x rate``, scaled between the two currencies' exponents (JPY 0, USD 2), rounded
@@ -12,14 +13,12 @@ half up once per figure (:func:`convert`). See docs/transactions.md, "Currency".
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from functools import lru_cache
-from importlib import resources
+from typing import Any
 
 import pycountry
 
@@ -37,8 +36,8 @@ CROSS_RATE_PLACES = 10
 _RATE_RE = re.compile(r"[0-9]{1,20}(\.[0-9]{1,18})?\Z")
 
 
-#: The country of the returns Levy prepares: the engine taxes US addresses only (until the
-#: international work of issue 34 gives transactions the returns of other countries).
+#: The country of the returns Levy prepares from this module's US rules (the returns outside the US
+#: are :mod:`levy.domain.filing_international`'s).
 RETURNS_COUNTRY = "US"
 
 
@@ -52,24 +51,25 @@ class FilingCurrencyDefault:
     source: str
 
 
-@lru_cache(maxsize=1)
-def filing_currency_defaults() -> Mapping[str, FilingCurrencyDefault]:
-    """The defaults by country (``levy/data/currency/filing_currencies.json``, read once)."""
-    path = resources.files("levy").joinpath("data/currency/filing_currencies.json")
-    with path.open("r", encoding="utf-8") as fh:
-        doc = json.load(fh)
+#: The default filing currency of each country that has one.
+FilingCurrencyDefaults = Mapping[str, FilingCurrencyDefault]
+
+
+def parse_filing_currency_defaults(doc: Mapping[str, Any]) -> dict[str, FilingCurrencyDefault]:
+    """The defaults by country, from ``filing_currencies.json`` (its parsed document)."""
     return {e["country"]: FilingCurrencyDefault(e["country"], e["currency"], bool(e["fixed"]), e["source"])
             for e in doc["countries"]}
 
 
-def filing_currency_map(chosen: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Country -> filing currency: the defaults with the organization's ``chosen`` currencies over them."""
-    out = {country: d.currency for country, d in filing_currency_defaults().items()}
+def filing_currency_map(defaults: FilingCurrencyDefaults, chosen: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Country -> filing currency: the ``defaults`` with the organization's ``chosen`` currencies over them."""
+    out = {country: d.currency for country, d in defaults.items()}
     out.update(chosen or {})
     return dict(sorted(out.items()))
 
 
-def validate_filing_currencies(sent: object, pointer: str = "/filing_currencies") -> tuple[tuple[str, str], ...]:
+def validate_filing_currencies(sent: object, pointer: str = "/filing_currencies", *,
+                               defaults: FilingCurrencyDefaults) -> tuple[tuple[str, str], ...]:
     """The organization's own filing currencies from a PATCH: an object of ISO 3166-1 alpha-2
     country -> ISO 4217 currency (``{"GB": "GBP"}``). A country whose default is fixed (the US:
     USD) takes no other currency. Only the choices that differ from the defaults are kept, sorted.
@@ -77,7 +77,6 @@ def validate_filing_currencies(sent: object, pointer: str = "/filing_currencies"
     if not isinstance(sent, Mapping):
         raise ValidationFailed("filing_currencies must be an object of country -> currency, for example "
                                "{\"US\": \"USD\", \"GB\": \"GBP\"}.", pointer=pointer)
-    defaults = filing_currency_defaults()
     errors: list[LevyError] = []
     kept: dict[str, str] = {}
     for country, currency in sent.items():

@@ -1,18 +1,17 @@
 """Customer input rules (spec sections 2.1, 4.1, 4.2, 8).
 
 The allowed ``source`` values and which of them keep customers per account
-are data: ``levy/data/customer_sources.json`` (read once, cached). Everything
-here is pure validation raising :class:`ValidationFailed`.
+are data: ``levy/data/customer_sources.json``, parsed by :func:`parse_sources`
+from the document :mod:`levy.store.reference_data` reads, and passed in as
+``sources``. Everything here is pure validation raising :class:`ValidationFailed`.
 """
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from levy.domain.errors import RequiredField, ValidationFailed
@@ -47,12 +46,12 @@ class CustomerSource:
     nets_credit_notes: bool
 
 
-@lru_cache(maxsize=1)
-def load_sources() -> dict[str, CustomerSource]:
-    """The sources data file, keyed by ``source`` (read once)."""
-    path = resources.files("levy").joinpath("data/customer_sources.json")
-    with path.open("r", encoding="utf-8") as fh:
-        doc = json.load(fh)
+#: The supported sources by ``source``, in the data's order (``native`` first).
+CustomerSources = Mapping[str, CustomerSource]
+
+
+def parse_sources(doc: Mapping[str, Any]) -> dict[str, CustomerSource]:
+    """The sources of ``customer_sources.json`` (its parsed document), keyed by ``source``."""
     return {
         e["source"]: CustomerSource(
             source=e["source"],
@@ -70,29 +69,23 @@ def load_sources() -> dict[str, CustomerSource]:
     }
 
 
-SOURCES: tuple[str, ...] = tuple(load_sources())
-
-
-def get_source(source: str) -> CustomerSource | None:
-    return load_sources().get(source)
-
-
-def validate_source(source: Any, pointer: str) -> str:
-    """``source`` must be one of :data:`SOURCES` (case-sensitive); returns it."""
-    if not isinstance(source, str) or source not in load_sources():
-        allowed = ", ".join(SOURCES)
+def validate_source(source: Any, pointer: str, *, sources: CustomerSources) -> str:
+    """``source`` must be one of ``sources`` (case-sensitive); returns it."""
+    if not isinstance(source, str) or source not in sources:
+        allowed = ", ".join(sources)
         shown = repr(source) if isinstance(source, str) else f"a {type(source).__name__}"
         raise ValidationFailed(f"source {shown} is not supported: it must be one of {allowed}", pointer=pointer)
     return source
 
 
-def validate_source_account(source: str, source_account_id: str | None, pointer: str) -> str:
+def validate_source_account(source: str, source_account_id: str | None, pointer: str, *,
+                            sources: CustomerSources) -> str:
     """Check ``source_account_id`` has the form ``source`` needs; returns the effective value.
 
     ``None`` means omitted and stands for ``__default__``. ``source`` must
     already be valid (see :func:`validate_source`).
     """
-    info = load_sources().get(source)
+    info = sources.get(source)
     if info is None:
         raise ValueError(f"unknown source {source!r}: call validate_source first")
     value = DEFAULT_ACCOUNT_ID if source_account_id is None else source_account_id
@@ -143,7 +136,7 @@ def _check_string(
 
 
 def validate_customer_fields(
-    data: dict, pointer_prefix: str, *, partial: bool = False, reject_unknown: bool = True
+    data: dict, pointer_prefix: str, *, sources: CustomerSources, partial: bool = False, reject_unknown: bool = True
 ) -> dict[str, Any]:
     """Validate a customer input object (create, batch item, or with ``partial=True`` a PATCH body).
 
@@ -182,7 +175,7 @@ def validate_customer_fields(
     source: str | None = None
     if data.get("source") is not None:
         try:
-            source = validate_source(data["source"], ptr("source"))
+            source = validate_source(data["source"], ptr("source"), sources=sources)
         except ValidationFailed as exc:
             errors.append(exc)
     elif not partial:
@@ -195,7 +188,7 @@ def validate_customer_fields(
     )
     if account_ok and source is not None and not (partial and account is None):
         try:
-            account = validate_source_account(source, account, ptr("source_account_id"))
+            account = validate_source_account(source, account, ptr("source_account_id"), sources=sources)
         except ValidationFailed as exc:
             errors.append(exc)
 
@@ -294,13 +287,14 @@ def merge_values(current: dict[str, Any], patch: dict[str, Any]) -> dict[str, An
     return {k: (patch[k] if patch.get(k) is not None else current.get(k)) for k in VALUE_FIELDS}
 
 
-def check_patch(current: CustomerRecord, patch: dict[str, Any]) -> dict[str, Any]:
+def check_patch(current: CustomerRecord, patch: dict[str, Any], *, sources: CustomerSources) -> dict[str, Any]:
     """The customer's values after a PATCH, checked as a whole: the account id
     must have the form of the (possibly new) source, and ``source_updated_at``
     cannot move to an older time (422). Returns the merged values."""
     merged = merge_values(current.values(), patch)
     if patch.get("source") is not None or patch.get("source_account_id") is not None:
-        validate_source_account(merged["source"], merged["source_account_id"], "/source_account_id")
+        validate_source_account(merged["source"], merged["source_account_id"], "/source_account_id",
+                                sources=sources)
     if is_older(patch.get("source_updated_at"), current.source_updated_at):
         raise ValidationFailed(
             f"source_updated_at {patch['source_updated_at'].isoformat()} is older than the stored "

@@ -1,4 +1,4 @@
-"""The time-based events (issue 35): which certificates and nexus states are due an event on a
+"""The time-based events: which certificates and nexus states are due an event on a
 day, and the key that makes each event once per organization, object and period.
 
 Pure: the events job (:mod:`levy.app.event_jobs`) reads the certificates and the nexus report,

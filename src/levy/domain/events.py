@@ -1,4 +1,4 @@
-"""Events (issue 35): the types Levy records, and the filters of ``GET /events``.
+"""Events: the types Levy records, and the filters of ``GET /events``.
 
 Pure values: the app layer (:mod:`levy.app.events`) builds an event with each
 change, in the change's database transaction; the store lists them.

@@ -10,26 +10,22 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from functools import lru_cache
 
 from levy.domain.errors import FailedPrecondition, RequiredField, ValidationFailed
+from levy.domain.jurisdictions import US_STATES
 from levy.domain.periods import within
 
 EXEMPTION_TYPES = ("resale", "manufacturing", "government", "nonprofit", "agricultural", "other")
 CERTIFICATE_STATUSES = ("in_review", "valid", "rejected", "expired", "renewed")
-DEFAULT_STATUS = "in_review"
 APPROVED_STATUS = "valid"
 
 # Country, level marker, region: US-ST-CA. Levy supports state-level certificates.
 _JURISDICTION_RE = re.compile(r"^([A-Z]{2})-([A-Z]{2,3})-([A-Z0-9]{1,16})$")
 
 
-@lru_cache(maxsize=1)
 def state_names() -> dict[str, str]:
-    """Two-letter code -> name for every state, DC and Puerto Rico (from the built-in rate data)."""
-    from levy.rates.builtin import load_states
-
-    return {s.code: s.name for s in load_states()}
+    """Two-letter code -> name for every state, DC and Puerto Rico."""
+    return US_STATES
 
 
 def validate_jurisdiction(value: str, pointer: str) -> str:

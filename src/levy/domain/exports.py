@@ -1,4 +1,4 @@
-"""The console's CSV exports (issue 36): transactions, customers and the liability report.
+"""The console's CSV exports: transactions, customers and the liability report.
 
 Plain functions, no I/O: the application core pages through the store and feeds the rows here,
 the console streams the lines. Every file has a header row, RFC 4180 quoting and CRLF line

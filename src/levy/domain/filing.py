@@ -1,4 +1,4 @@
-"""Returns, filing and liability reports (issue 8): plain Python, no I/O.
+"""Returns, filing and liability reports: plain Python, no I/O.
 
 The wiring reads stored transactions, turns each into a :class:`FilingTransaction`
 (see ``docs/filing.md``, "Wiring"), and calls :func:`prepare_return` for one
@@ -43,7 +43,7 @@ LIABLE_STATUSES = frozenset({"finalized", "filed"})
 
 #: Extra held-off reason of this module: a provided tax that no jurisdiction row can carry.
 PROVIDED_TAX_UNPLACED = "provided_tax_unplaced"
-#: Issue 37: a transaction in another currency stored without an exchange rate (before rates existed).
+#: A transaction in another currency stored without an exchange rate (before rates existed).
 NO_EXCHANGE_RATE = "no_exchange_rate"
 HELD_OFF_REASON_DETAILS: dict[str, str] = {
     **HELD_OFF_DETAILS,
@@ -100,7 +100,7 @@ class FilingRow:
     tax_amount: int  # calculated
     is_registered: bool
     exempt_reason: str | None = None
-    #: Issue 34: the row's rate (decimal string) and tax type (``sales_tax``, ``vat``, ``gst``...):
+    #: The row's rate (decimal string) and tax type (``sales_tax``, ``vat``, ``gst``...):
     #: returns outside the US have a row per rate (:mod:`levy.domain.filing_international`).
     tax_rate: str = ""
     tax_type: str = ""
@@ -146,7 +146,7 @@ class FilingTransaction:
     held_off_reason: str | None = None
     filed_states: frozenset[str] = frozenset()
     states: frozenset[str] = frozenset()
-    #: Issue 37: the marketplace facilitator's name (the sale is the facilitator's to remit: off the
+    #: The marketplace facilitator's name (the sale is the facilitator's to remit: off the
     #: seller's returns, listed apart); the transaction's own currency when it is not the filing
     #: currency, with the rate its amounts were converted at (every amount above is converted) and
     #: its goods lines' gross in its own currency.
@@ -286,7 +286,7 @@ class JurisdictionTotals:
     carried_credits_applied: int = 0
     filing_tax_amount: int = 0
     credits_carried_forward: int = 0
-    #: Issue 34, returns outside the US only (None on US returns): the row's rate and tax type.
+    #: Returns outside the US only (None on US returns): the row's rate and tax type.
     tax_rate: str | None = None
     tax_type: str | None = None
 
@@ -346,8 +346,8 @@ class Return:
     held_off: tuple[HeldOff, ...]
     transaction_ids: tuple[str, ...]  # what filing this return moves to ``filed``
     credits_carried_forward: dict[str, int]  # per jurisdiction code, only non-zero entries
-    marketplace: tuple[MarketplaceEntry, ...] = ()  # issue 37: marketplace sales, listed apart
-    converted: tuple[ConvertedEntry, ...] = ()  # issue 37: transactions in another currency
+    marketplace: tuple[MarketplaceEntry, ...] = ()  # marketplace sales, listed apart
+    converted: tuple[ConvertedEntry, ...] = ()  # transactions in another currency
 
     @property
     def filing_tax_amount(self) -> int:
@@ -671,7 +671,7 @@ def return_to_csv(ret: Return | StateLiability, currency: str) -> str:
 
     Amounts are integers in minor units of ``currency`` (the filing currency, last column of every
     row: transactions in another currency are converted); RFC 4180 quoting and CRLF line ends.
-    A return outside the US (issue 34) has two more columns, ``tax_type`` and ``tax_rate``.
+    A return outside the US has two more columns, ``tax_type`` and ``tax_rate``.
     """
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")

@@ -1,4 +1,4 @@
-"""Returns outside the US (issue 34): the EU One-Stop-Shop, Canada's GST/HST and provincial taxes,
+"""Returns outside the US: the EU One-Stop-Shop, Canada's GST/HST and provincial taxes,
 UK VAT and Australian GST. Plain Python, no I/O.
 
 Which returns exist, what rows each reports, its currency, its period and the day of the exchange
@@ -16,13 +16,11 @@ A return has one row per jurisdiction of consumption, tax type and rate (``FR``,
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from functools import lru_cache
-from importlib import resources
+from typing import Any
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.filing import (
@@ -74,12 +72,8 @@ class InternationalReturn:
         return not (self.covers_unless_registered and code in registrations)
 
 
-@lru_cache(maxsize=1)
-def international_returns() -> Mapping[str, InternationalReturn]:
-    """The returns by jurisdiction (``levy/data/filing/international_returns.json``, read once)."""
-    path = resources.files("levy").joinpath("data/filing/international_returns.json")
-    with path.open("r", encoding="utf-8") as fh:
-        doc = json.load(fh)
+def parse_returns(doc: Mapping[str, Any]) -> dict[str, InternationalReturn]:
+    """The returns by jurisdiction, from ``international_returns.json`` (its parsed document)."""
     return {
         e["jurisdiction"]: InternationalReturn(
             e["jurisdiction"], e["name"], e["country"], e["currency"], e["period"], e["rate_day"],

@@ -1,4 +1,4 @@
-"""Filing rules as pure checks (issue 8): state code, period, statuses, double filing.
+"""Filing rules as pure checks: state code, period, statuses, double filing.
 
 The wiring calls them before it prepares or files a return; every refusal is a
 :class:`~levy.domain.errors.LevyError` of the one hierarchy.
@@ -14,7 +14,7 @@ from typing import Literal
 
 from levy.domain.errors import Conflict, FailedPrecondition, LevyError, ValidationFailed
 from levy.domain.jurisdictions import US_STATES
-from levy.domain.nexus import threshold_for
+from levy.domain.nexus import NexusThresholds, threshold_for
 from levy.domain.periods import check_report_date
 
 FilingStatus = Literal["prepared", "filed"]
@@ -23,10 +23,11 @@ FILING_STATUSES: tuple[str, ...] = ("prepared", "filed")
 _STATE_CODE = re.compile(r"US-ST-(?P<state>[A-Z]{2})\Z")
 
 
-def has_sales_tax(state: str, on: date) -> bool:
-    """Whether ``state`` levies a sales tax a return is filed for on ``on`` (from the nexus data:
-    a state without an economic nexus threshold has no sales tax; AK's remote seller code counts)."""
-    t = threshold_for(state, on)
+def has_sales_tax(thresholds: NexusThresholds, state: str, on: date) -> bool:
+    """Whether ``state`` levies a sales tax a return is filed for on ``on`` (from the nexus
+    ``thresholds``: a state without an economic nexus threshold has no sales tax; AK's remote seller
+    code counts)."""
+    t = threshold_for(thresholds, state, on)
     return t is not None and t.has_threshold
 
 
@@ -35,13 +36,16 @@ def validate_state_code(
     *,
     on: date,
     pointer: str = "/jurisdiction",
+    thresholds: NexusThresholds | None = None,
     taxing_states: Collection[str] | None = None,
 ) -> str:
     """Return the two-letter state of ``code`` (``US-ST-CA`` -> ``CA``), else 422 at ``pointer``.
 
     The code must be state level and name a US state or DC with a sales tax on ``on`` (the
-    ``taxing_states`` given, else :func:`has_sales_tax`).
+    ``taxing_states`` given, else :func:`has_sales_tax` of the nexus ``thresholds``).
     """
+    if taxing_states is None and thresholds is None:
+        raise TypeError("validate_state_code needs the nexus thresholds or the taxing states")
     if not isinstance(code, str) or not code:
         raise ValidationFailed("A filing names a state jurisdiction such as 'US-ST-CA'.", pointer=pointer, input=code)
     m = _STATE_CODE.match(code)
@@ -58,7 +62,11 @@ def validate_state_code(
     state = m["state"]
     if state not in US_STATES:
         raise ValidationFailed(f"'{code}': '{state}' is not a US state or DC.", pointer=pointer, input=code)
-    taxing = (state in taxing_states) if taxing_states is not None else has_sales_tax(state, on)
+    if taxing_states is not None:
+        taxing = state in taxing_states
+    else:
+        assert thresholds is not None
+        taxing = has_sales_tax(thresholds, state, on)
     if not taxing:
         raise ValidationFailed(
             f"'{code}': {US_STATES[state]} has no sales tax; there is no return to file.", pointer=pointer, input=code

@@ -1,4 +1,4 @@
-"""The transactions on a return, each with its amounts on it (issue 37): plain Python, no I/O.
+"""The transactions on a return, each with its amounts on it: plain Python, no I/O.
 
 A return (:func:`levy.domain.filing.prepare_return`) records which transactions it holds
 (``Return.transaction_ids``, in return order). A transaction's amounts on a return are the

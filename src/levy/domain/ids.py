@@ -73,7 +73,3 @@ def new_ulid(now_ms: int | None = None) -> str:
 def new_id(prefix: str) -> str:
     """``new_id("cust")`` -> ``cust_01JD...``."""
     return f"{prefix}_{new_ulid()}"
-
-
-def has_prefix(value: str, prefix: str) -> bool:
-    return value.startswith(prefix + "_") and len(value) == len(prefix) + 27

@@ -6,7 +6,7 @@ for a city and ``US-SP-<ST>-<SLUG>`` for a special district, where SLUG is the
 upper-case name with runs of other characters replaced by ``_``. Codes are
 case-sensitive, as the engine compares them exactly.
 
-Outside the US (issue 34, docs/international.md): a country by its ISO 3166-1 alpha-2 code for
+Outside the US (docs/international.md): a country by its ISO 3166-1 alpha-2 code for
 every EU member state, ``GB``, ``AU`` and ``CA`` (Canada's GST/HST); a Canadian province with a
 sales tax of its own as ``CA-PR-BC``, ``CA-PR-SK``, ``CA-PR-MB`` (PST) and ``CA-PR-QC`` (QST);
 ``EU-OSS``, the Union One-Stop-Shop, which covers B2C sales to every member state. The list is

@@ -1,4 +1,4 @@
-"""Business locations (issue 19): the organization's places of business.
+"""Business locations: the organization's places of business.
 
 A location is a named address with effective dates; at most one non-archived
 location of an organization is its default ship-from address. Pure: the

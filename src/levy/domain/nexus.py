@@ -1,6 +1,7 @@
-"""Economic nexus thresholds and their evaluation (issue 8).
+"""Economic nexus thresholds and their evaluation.
 
-Thresholds are data (``levy/data/nexus/thresholds.json``, read once). The
+Thresholds are data (``levy/data/nexus/thresholds.json``, parsed by
+:func:`parse_thresholds` and passed in as ``thresholds``). The
 evaluation is pure: given a state's threshold, the seller's dated sales into
 that state and an "as of" date, it measures sales and transaction counts over
 the state's measurement period and says whether (and when) the threshold was
@@ -27,15 +28,13 @@ Semantics:
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
-from functools import lru_cache
-from importlib import resources
+from typing import Any
 
 SHARE_QUANTUM = Decimal("0.0001")
 
@@ -60,7 +59,7 @@ class MeasurementPeriod(StrEnum):
     PRECEDING_FOUR_SALES_TAX_QUARTERS = "preceding_four_sales_tax_quarters"
 
 
-#: How each measurement period reads in the console (issue 36).
+#: How each measurement period reads in the console.
 PERIOD_LABELS: dict[str, str] = {
     MeasurementPeriod.PREVIOUS_OR_CURRENT_CALENDAR_YEAR: "the previous or the current calendar year",
     MeasurementPeriod.PREVIOUS_CALENDAR_YEAR: "the previous calendar year",
@@ -93,7 +92,7 @@ class NexusThreshold:
     source: str
     name: str = ""
     notes: str = ""
-    #: Issue 37: whether sales made through a marketplace facilitator count toward the threshold
+    #: Whether sales made through a marketplace facilitator count toward the threshold
     #: (True / False as the cited source says; None: not confirmed, counted, see docs/filing.md).
     counts_marketplace_sales: bool | None = None
     marketplace_source: str = ""
@@ -270,12 +269,12 @@ def evaluate_nexus(threshold: NexusThreshold, sales: Iterable[DatedSale], as_of:
 
 # -- data ----------------------------------------------------------------------
 
-@lru_cache(maxsize=1)
-def load_thresholds() -> dict[str, tuple[NexusThreshold, ...]]:
-    """All threshold entries by state, oldest first (read once)."""
-    path = resources.files("levy").joinpath("data/nexus/thresholds.json")
-    with path.open("r", encoding="utf-8") as fh:
-        doc = json.load(fh)
+#: Every threshold entry by state, oldest first.
+NexusThresholds = Mapping[str, tuple[NexusThreshold, ...]]
+
+
+def parse_thresholds(doc: Mapping[str, Any]) -> dict[str, tuple[NexusThreshold, ...]]:
+    """Every threshold entry of ``thresholds.json`` (its parsed document) by state, oldest first."""
     by_state: dict[str, list[NexusThreshold]] = defaultdict(list)
     for e in doc["thresholds"]:
         by_state[e["state"]].append(
@@ -296,10 +295,20 @@ def load_thresholds() -> dict[str, tuple[NexusThreshold, ...]]:
     return {k: tuple(sorted(v, key=lambda t: t.effective_from)) for k, v in by_state.items()}
 
 
-def threshold_for(state: str, as_of: date) -> NexusThreshold | None:
-    """The entry in force for ``state`` on ``as_of`` (None if unknown state or before any entry)."""
+def thresholds_in_force(thresholds: NexusThresholds, as_of: date) -> dict[str, NexusThreshold]:
+    """The entry of each state of ``thresholds`` in force on ``as_of`` (states with none left out)."""
+    out = {}
+    for state in thresholds:
+        t = threshold_for(thresholds, state, as_of)
+        if t is not None:
+            out[state] = t
+    return out
+
+
+def threshold_for(thresholds: NexusThresholds, state: str, as_of: date) -> NexusThreshold | None:
+    """The entry of ``thresholds`` in force for ``state`` on ``as_of`` (None if unknown state or before any entry)."""
     current = None
-    for t in load_thresholds().get(state, ()):
+    for t in thresholds.get(state, ()):
         if t.effective_from <= as_of:
             current = t
     return current

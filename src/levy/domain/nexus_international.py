@@ -1,4 +1,4 @@
-"""Registration thresholds outside the US (issue 34): the EU's EUR 10,000, Canada's CAD 30,000,
+"""Registration thresholds outside the US: the EU's EUR 10,000, Canada's CAD 30,000,
 Australia's AUD 75,000 and the UK's none for a seller not established there. Plain Python, no I/O.
 
 The thresholds are data with their dates and sources (``levy/data/nexus/international_thresholds.json``,
@@ -11,13 +11,11 @@ accounting for the tax is not a sale to a consumer); a credit counts negatively.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from functools import lru_cache
-from importlib import resources
+from typing import Any
 
 from levy.domain.filing import LIABLE_STATUSES, FilingTransaction
 
@@ -68,11 +66,8 @@ class InternationalNexus:
         return self.exceeded and not self.registered
 
 
-@lru_cache(maxsize=1)
-def international_thresholds() -> tuple[InternationalThreshold, ...]:
-    path = resources.files("levy").joinpath("data/nexus/international_thresholds.json")
-    with path.open("r", encoding="utf-8") as fh:
-        doc = json.load(fh)
+def parse_thresholds(doc: Mapping[str, Any]) -> tuple[InternationalThreshold, ...]:
+    """The thresholds of ``international_thresholds.json`` (its parsed document)."""
     return tuple(
         InternationalThreshold(
             t["jurisdiction"], t["name"], t["currency"], t["sales_threshold"], t["measurement_period"],
@@ -82,13 +77,14 @@ def international_thresholds() -> tuple[InternationalThreshold, ...]:
     )
 
 
-def in_force(as_of: date) -> tuple[InternationalThreshold, ...]:
-    return tuple(t for t in international_thresholds() if t.effective_from <= as_of)
+def in_force(thresholds: Iterable[InternationalThreshold], as_of: date) -> tuple[InternationalThreshold, ...]:
+    """The ``thresholds`` in force on ``as_of``."""
+    return tuple(t for t in thresholds if t.effective_from <= as_of)
 
 
-def earliest_start(as_of: date) -> date:
-    """The first day any threshold in force on ``as_of`` measures."""
-    return min((start for t in in_force(as_of) for start, _ in t.windows(as_of)), default=as_of)
+def earliest_start(thresholds: Iterable[InternationalThreshold], as_of: date) -> date:
+    """The first day any of ``thresholds`` in force on ``as_of`` measures."""
+    return min((start for t in in_force(thresholds, as_of) for start, _ in t.windows(as_of)), default=as_of)
 
 
 def counted_sales(t: InternationalThreshold, txn: FilingTransaction) -> int:
@@ -117,7 +113,10 @@ def evaluate(t: InternationalThreshold, as_of: date, txns: Iterable[FilingTransa
     return InternationalNexus(t, start, end, sales, count, share, t.crossed(sales), t.registration in registered)
 
 
-def international_nexus(as_of: date, txns_by_currency: Mapping[str, Iterable[FilingTransaction]],
+def international_nexus(thresholds: Iterable[InternationalThreshold], as_of: date,
+                        txns_by_currency: Mapping[str, Iterable[FilingTransaction]],
                         registered: Collection[str]) -> tuple[InternationalNexus, ...]:
-    """Every threshold in force on ``as_of``; ``txns_by_currency``: the transactions in each threshold's currency."""
-    return tuple(evaluate(t, as_of, txns_by_currency.get(t.currency, ()), registered) for t in in_force(as_of))
+    """Every one of ``thresholds`` in force on ``as_of``; ``txns_by_currency``: the transactions in each
+    threshold's currency."""
+    return tuple(evaluate(t, as_of, txns_by_currency.get(t.currency, ()), registered)
+                 for t in in_force(thresholds, as_of))

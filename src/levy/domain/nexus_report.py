@@ -1,4 +1,4 @@
-"""The organization's economic nexus report (issue 8, ``GET /nexus``): plain Python, no I/O.
+"""The organization's economic nexus report (``GET /nexus``): plain Python, no I/O.
 
 :func:`dated_sales_by_state` turns filing inputs into the dated sales that
 :func:`levy.domain.nexus.evaluate_nexus` measures: finalized and filed
@@ -9,7 +9,7 @@ and never count (spec 4.7 rule 2); a tax-only transaction therefore adds
 nothing, neither amount nor count. Exempt and unregistered lines count (gross
 sales into the state).
 
-Issue 37: :func:`converted_by_state` lists, per state, the counted transactions in another
+:func:`converted_by_state` lists, per state, the counted transactions in another
 currency than the filing currency (converted at their stored rate); :func:`nexus_report` keeps
 those dated in each state's deciding measurement period.
 """
@@ -33,19 +33,19 @@ from levy.domain.nexus import (
     MeasurementPeriod,
     NexusThreshold,
     Rule,
+    NexusThresholds,
     evaluate_nexus,
-    load_thresholds,
     threshold_for,
 )
 
 
-def counts_marketplace(as_of: date) -> Callable[[str], bool]:
-    """Whether a state's rule in force on ``as_of`` counts marketplace sales toward its threshold
+def counts_marketplace(thresholds: NexusThresholds, as_of: date) -> Callable[[str], bool]:
+    """Whether a state's rule of ``thresholds`` in force on ``as_of`` counts marketplace sales toward its threshold
     (``counts_marketplace_sales`` of the nexus data; not confirmed (None): counted, so that a
     threshold is never missed for want of a source)."""
 
     def counts(state: str) -> bool:
-        t = threshold_for(state, as_of)
+        t = threshold_for(thresholds, state, as_of)
         return t is None or t.counts_marketplace_sales is not False
 
     return counts
@@ -119,7 +119,7 @@ class NexusStateReport:
     registered: bool
     crossed_on: date | None
     threshold_source: str
-    #: Issue 37: the counted transactions in another currency dated in the period (by date, then id).
+    #: The counted transactions in another currency dated in the period (by date, then id).
     converted: tuple[ConvertedEntry, ...] = ()
 
     @property
@@ -127,27 +127,19 @@ class NexusStateReport:
         return self.exceeded and not self.registered
 
 
-def _default_thresholds(as_of: date) -> dict[str, NexusThreshold]:
-    out = {}
-    for state in load_thresholds():
-        t = threshold_for(state, as_of)
-        if t is not None:
-            out[state] = t
-    return out
-
-
 def nexus_report(
     as_of: date,
     dated_sales_by_state: Mapping[str, Iterable[DatedSale]],
     registered_states: Collection[str] | Callable[[str], bool],
-    thresholds: Mapping[str, NexusThreshold] | None = None,
+    thresholds: Mapping[str, NexusThreshold],
     converted: Mapping[str, Iterable[tuple[date, ConvertedEntry]]] | None = None,
 ) -> tuple[NexusStateReport, ...]:
     """Every state with a threshold in force on ``as_of`` measured over its period.
 
     ``registered_states``: two-letter states (or ``US-ST-XX`` codes, or a predicate on the
-    two-letter state) where the seller is registered on ``as_of``. ``thresholds`` defaults to the
-    project data in force on ``as_of``; states without a sales tax (no threshold) are left out.
+    two-letter state) where the seller is registered on ``as_of``. ``thresholds``: each state's
+    threshold in force on ``as_of`` (:func:`levy.domain.nexus.thresholds_in_force`); states without
+    a sales tax (no threshold) are left out.
     ``converted`` (:func:`converted_by_state`): each state's report lists those dated in its
     deciding measurement period.
     Order: exceeded and not registered first (earliest crossing first), then exceeded and
@@ -158,9 +150,8 @@ def nexus_report(
     else:
         regs = {s.removeprefix("US-ST-") for s in registered_states}
         is_reg = regs.__contains__
-    table = thresholds if thresholds is not None else _default_thresholds(as_of)
     rows = []
-    for state, t in table.items():
+    for state, t in thresholds.items():
         if not t.has_threshold:
             continue
         ev = evaluate_nexus(t, dated_sales_by_state.get(state, ()), as_of)

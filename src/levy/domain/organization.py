@@ -13,12 +13,12 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import TypeVar
 
-from levy.domain.currency import validate_filing_currencies
+from levy.domain.currency import FilingCurrencyDefaults, validate_filing_currencies
 from levy.domain.errors import LevyError, RequiredField, ValidationFailed
 from levy.domain.jurisdictions import validate_jurisdiction
 from levy.domain.settings import CERTIFICATE_TREATMENTS, DEFAULT_APPROACHING_SHARE, OrganizationSettings
 from levy.domain.tax.model import Registration
-from levy.domain.taxcodes import load_catalogue
+from levy.domain.taxcodes import Catalogue
 
 _UNSET = object()
 T = TypeVar("T")
@@ -53,7 +53,8 @@ def _not_null(change: SettingsChange, field_name: str, errors: list[LevyError]) 
     return change.given(field_name)
 
 
-def validate_default_tax_codes(codes: list[str], pointer: str = "/default_tax_codes") -> tuple[str, ...]:
+def validate_default_tax_codes(codes: list[str], pointer: str = "/default_tax_codes", *,
+                               catalogue: Catalogue) -> tuple[str, ...]:
     """Full tax codes for products without their own; never empty, never ``SALES_TAX``."""
     if not codes:
         raise ValidationFailed(
@@ -61,7 +62,7 @@ def validate_default_tax_codes(codes: list[str], pointer: str = "/default_tax_co
             "(for example ['GENERAL.TANGIBLE.GOODS']).",
             pointer=pointer,
         )
-    resolved = load_catalogue().resolve(list(codes), pointer, allow_sales_tax=False)
+    resolved = catalogue.resolve(list(codes), pointer, allow_sales_tax=False)
     if resolved.category is None:
         raise ValidationFailed(
             "default_tax_codes must name a category path (a full tax code such as 'GENERAL.TANGIBLE.GOODS'), "
@@ -72,9 +73,11 @@ def validate_default_tax_codes(codes: list[str], pointer: str = "/default_tax_co
 
 
 def apply_settings_change(
-    current_name: str, current: OrganizationSettings, change: SettingsChange
+    current_name: str, current: OrganizationSettings, change: SettingsChange, *, catalogue: Catalogue,
+    filing_currencies: FilingCurrencyDefaults,
 ) -> tuple[str, OrganizationSettings]:
-    """The organization's name and settings after ``change``; 422 (all problems) when invalid."""
+    """The organization's name and settings after ``change``; 422 (all problems) when invalid.
+    ``catalogue`` and ``filing_currencies`` (the default currencies): reference data."""
     errors: list[LevyError] = []
     name, settings = current_name, current
     if _not_null(change, "name", errors):
@@ -84,7 +87,8 @@ def apply_settings_change(
         name = value
     if _not_null(change, "default_tax_codes", errors):
         try:
-            settings = replace(settings, default_tax_codes=validate_default_tax_codes(list(change.default_tax_codes)))  # type: ignore[call-overload]
+            codes = validate_default_tax_codes(list(change.default_tax_codes), catalogue=catalogue)  # type: ignore[call-overload]
+            settings = replace(settings, default_tax_codes=codes)
         except ValidationFailed as e:
             errors.append(e)
     if _not_null(change, "exemption_management", errors):
@@ -100,7 +104,8 @@ def apply_settings_change(
             settings = replace(settings, certificate_treatment=str(change.certificate_treatment))
     if _not_null(change, "filing_currencies", errors):
         try:
-            settings = replace(settings, filing_currencies=validate_filing_currencies(change.filing_currencies))
+            settings = replace(settings, filing_currencies=validate_filing_currencies(change.filing_currencies,
+                                                                                     defaults=filing_currencies))
         except ValidationFailed as e:
             errors.append(e)
     if change.nexus_approaching_share is None:  # null: back to the default

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from levy.domain.customers import DEFAULT_ACCOUNT_ID, DEFAULT_SOURCE, validate_source
+from levy.domain.customers import DEFAULT_ACCOUNT_ID, DEFAULT_SOURCE, CustomerSources, validate_source
 from levy.domain.errors import FailedPrecondition, RequiredField, ValidationFailed
 from levy.domain.settings import OrganizationSettings
-from levy.domain.taxcodes import DEFAULT_TAX_CODE, load_catalogue
+from levy.domain.taxcodes import DEFAULT_TAX_CODE, Catalogue
 
 PRODUCT_FIELDS = (
     "source_id",
@@ -81,7 +81,8 @@ def resolved_codes(record: ProductRecord, settings: OrganizationSettings) -> lis
     return list(settings.default_tax_codes) or [DEFAULT_TAX_CODE]
 
 
-def validate_tax_codes(codes: list[str], pointer: str = "/tax_codes") -> tuple[tuple[str, ...], bool]:
+def validate_tax_codes(codes: list[str], pointer: str = "/tax_codes", *,
+                       catalogue: Catalogue) -> tuple[tuple[str, ...], bool]:
     """Validate a product's ``tax_codes`` (section 2.4 composition rules).
 
     Returns the codes as given (``()`` for the organization default) and
@@ -91,7 +92,7 @@ def validate_tax_codes(codes: list[str], pointer: str = "/tax_codes") -> tuple[t
     """
     if not codes:
         return (), False
-    resolved = load_catalogue().resolve(list(codes), pointer)
+    resolved = catalogue.resolve(list(codes), pointer)
     if resolved.category is None:
         raise ValidationFailed(
             "tax_codes name no category path: attributes trail a category path, for example "
@@ -119,22 +120,24 @@ def _text(
     return value
 
 
-def _source(errors: list[ValidationFailed], fields: dict[str, Any], *, partial: bool) -> str | None:
+def _source(errors: list[ValidationFailed], fields: dict[str, Any], *, partial: bool,
+            sources: CustomerSources) -> str | None:
     value = fields.get("source")
     if value is None:
         if partial and "source" in fields:
             errors.append(ValidationFailed("source cannot be null: it cannot be cleared", pointer="/source"))
         return None if partial else DEFAULT_SOURCE
     try:
-        return validate_source(value, "/source")
+        return validate_source(value, "/source", sources=sources)
     except ValidationFailed as exc:
         errors.append(exc)
         return None
 
 
-def _codes(errors: list[ValidationFailed], fields: dict[str, Any]) -> tuple[tuple[str, ...], bool] | None:
+def _codes(errors: list[ValidationFailed], fields: dict[str, Any],
+           catalogue: Catalogue) -> tuple[tuple[str, ...], bool] | None:
     try:
-        return validate_tax_codes(list(fields.get("tax_codes") or []))
+        return validate_tax_codes(list(fields.get("tax_codes") or []), catalogue=catalogue)
     except ValidationFailed as exc:
         errors.append(exc)
         return None
@@ -145,16 +148,16 @@ def _raise(errors: list[ValidationFailed]) -> None:
         raise ValidationFailed.many(errors)
 
 
-def validate_create(fields: dict[str, Any]) -> dict[str, Any]:
+def validate_create(fields: dict[str, Any], *, catalogue: Catalogue, sources: CustomerSources) -> dict[str, Any]:
     """Column values of a new product from the fields present on create."""
     errors: list[ValidationFailed] = []
     source_id = _text(errors, fields, "source_id", required=True, clearable=False)
     name = _text(errors, fields, "name", required=True, clearable=False)
-    source = _source(errors, fields, partial=False)
+    source = _source(errors, fields, partial=False, sources=sources)
     account = _text(errors, fields, "source_account_id", required=False, clearable=True)
     if account is not None and not account.strip():
         errors.append(ValidationFailed("source_account_id cannot be blank", pointer="/source_account_id"))
-    codes = _codes(errors, fields)
+    codes = _codes(errors, fields, catalogue)
     _raise(errors)
     assert codes is not None
     return {
@@ -190,7 +193,8 @@ def check_source_updated_at(current: datetime | None, new: datetime | None, *, p
         )
 
 
-def validate_update(current: ProductRecord, fields: dict[str, Any]) -> dict[str, Any]:
+def validate_update(current: ProductRecord, fields: dict[str, Any], *, catalogue: Catalogue,
+                    sources: CustomerSources) -> dict[str, Any]:
     """Column values to change on PATCH. Omitted fields are unchanged; ``description``
     and ``source_category`` sent as null are cleared; ``tax_codes`` ``[]`` or null revert
     to the organization default. Raises for an archived product."""
@@ -208,14 +212,14 @@ def validate_update(current: ProductRecord, fields: dict[str, Any]) -> dict[str,
             if value is not None:
                 changes[key] = value
     if "source" in fields:
-        source = _source(errors, fields, partial=True)
+        source = _source(errors, fields, partial=True, sources=sources)
         if source is not None:
             changes["source"] = source
     for key in ("description", "source_category"):
         if key in fields:
             changes[key] = fields[key]
     if "tax_codes" in fields:
-        codes = _codes(errors, fields)
+        codes = _codes(errors, fields, catalogue)
         if codes is not None:
             changes["tax_codes"], changes["marked_sales_tax"] = codes
     try:

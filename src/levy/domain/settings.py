@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from levy.domain.currency import filing_currency_map
+from levy.domain.currency import FilingCurrencyDefaults, filing_currency_map
 from levy.domain.taxcodes import DEFAULT_TAX_CODE
 
 #: The default share of a threshold from which a state is "approaching": a convention to draw
-#: attention in time to register (issue 36: 98 % said only "below"), not a rule of any state.
+#: attention in time to register (98 % said only "below"), not a rule of any state.
 DEFAULT_APPROACHING_SHARE = Decimal("0.8")
 
 CERTIFICATE_ONLY = "certificate_only"
@@ -26,18 +26,18 @@ class OrganizationSettings:
     exemption_management: bool = True
     certificate_treatment: str = CERTIFICATE_ONLY
     #: The organization's own filing currencies, country -> ISO 4217, sorted: only those that
-    #: differ from the defaults of ``levy/data/currency/filing_currencies.json`` (issue 37).
+    #: differ from the defaults of ``levy/data/currency/filing_currencies.json``.
     filing_currencies: tuple[tuple[str, str], ...] = ()
-    #: From this share of a state's threshold its nexus standing is "approaching" (issue 35).
+    #: From this share of a state's threshold its nexus standing is "approaching".
     nexus_approaching_share: Decimal = DEFAULT_APPROACHING_SHARE
 
-    def filing_currency_map(self) -> dict[str, str]:
-        """Country -> filing currency: the defaults with the organization's choices over them."""
-        return filing_currency_map(dict(self.filing_currencies))
+    def filing_currency_map(self, defaults: FilingCurrencyDefaults) -> dict[str, str]:
+        """Country -> filing currency: the ``defaults`` with the organization's choices over them."""
+        return filing_currency_map(defaults, dict(self.filing_currencies))
 
-    def filing_currency(self, country: str = "US") -> str | None:
+    def filing_currency(self, defaults: FilingCurrencyDefaults, country: str = "US") -> str | None:
         """The currency of the organization's returns in ``country`` (None: none set, no default)."""
-        return self.filing_currency_map().get(country)
+        return self.filing_currency_map(defaults).get(country)
 
 
 DEFAULTS = OrganizationSettings()

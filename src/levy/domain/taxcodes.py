@@ -1,8 +1,9 @@
 """Product tax code catalogue (spec sections 2.3, 2.4, 4.4, 4.7).
 
 The catalogue is data: ``levy/data/catalogue/product_tax_codes.json`` and
-``levy/data/catalogue/product_attributes.json``. They are read once (the
-loader is cached) and everything here is pure.
+``levy/data/catalogue/product_attributes.json``, read by
+:mod:`levy.store.reference_data` and parsed by :func:`parse_catalogue`;
+everything here is pure.
 
 A tax code is a dot-separated UPPERCASE category path ``TOP.SECOND.LEAF``,
 optionally followed by attributes (components starting with ``_``):
@@ -13,18 +14,15 @@ ever the sole code of a list.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
+from typing import Any
 
 from levy.domain.errors import ValidationFailed
 
 DEFAULT_TAX_CODE = "GENERAL.TANGIBLE.GOODS"
 SALES_TAX_CODE = "SALES_TAX"
 
-_TAX_CODES_FILE = "data/catalogue/product_tax_codes.json"
-_ATTRIBUTES_FILE = "data/catalogue/product_attributes.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,16 +300,8 @@ class Catalogue:
         return ResolvedTaxCode(effective, tuple(accepted), False)
 
 
-def _read_json(name: str) -> dict:
-    with resources.files("levy").joinpath(name).open("r", encoding="utf-8") as fh:
-        return json.load(fh)
-
-
-@lru_cache(maxsize=1)
-def load_catalogue() -> Catalogue:
-    """Read the catalogue data files once; later calls return the same object."""
-    codes_doc = _read_json(_TAX_CODES_FILE)
-    attrs_doc = _read_json(_ATTRIBUTES_FILE)
+def parse_catalogue(codes_doc: Mapping[str, Any], attrs_doc: Mapping[str, Any]) -> Catalogue:
+    """The catalogue of ``product_tax_codes.json`` and ``product_attributes.json`` (their parsed documents)."""
     tax_codes = [TaxCode(e["code"], e.get("description")) for e in codes_doc["tax_codes"]]
     attributes = [
         ProductAttribute(

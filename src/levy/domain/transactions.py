@@ -26,13 +26,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Final, Literal, TypeVar
 
-from levy.domain.customers import validate_source
+from levy.domain.customers import CustomerSources, validate_source
 from levy.domain.errors import FailedPrecondition, LevyError, RequiredField, ValidationFailed
 from levy.domain.money import MAX_AMOUNT, mul_round, out_of_range, range_errors
 from levy.domain.periods import check_report_date
 from levy.domain.tax.engine import line_amount_errors
 from levy.domain.transactions_collected import (
     LineSplit,
+    NettingPolicies,
     TransactionLine,
     merged_customer_errors,
     split_lines,
@@ -116,11 +117,11 @@ def validate_create_status(value: object, pointer: str = "/status", *, history: 
     return status
 
 
-def validate_source_field(value: object, pointer: str = "/source") -> str:
-    """Levy extension ``source`` on transactions: one of the customer sources, default ``native``."""
+def validate_source_field(value: object, pointer: str = "/source", *, sources: CustomerSources) -> str:
+    """Levy extension ``source`` on transactions: one of ``sources``, default ``native``."""
     if value is None:
         return DEFAULT_SOURCE
-    return validate_source(value, pointer)
+    return validate_source(value, pointer, sources=sources)
 
 
 def check_parent_fields(
@@ -230,8 +231,10 @@ def plan_lines(
     transaction_type: TransactionType,
     source: str = DEFAULT_SOURCE,
     has_parent: bool = False,
+    netting: NettingPolicies,
 ) -> LinePlan:
-    """Validate and split the lines of a transaction (4.7); raise every violation at once (422)."""
+    """Validate and split the lines of a transaction (4.7); raise every violation at once (422).
+    ``netting``: the sources' netting policies (reference data)."""
     errors: list[LevyError] = list(merged_customer_errors(lines, transaction_type))
     errors.extend(negative_credit_line_errors(lines, transaction_type))
     # Collected-tax lines included: their amounts become the stored tax.
@@ -239,7 +242,8 @@ def plan_lines(
                                       [mul_round(tl.line.unit_price, tl.line.quantity) for tl in lines])
     errors.extend(past_range)
     try:
-        split = split_lines(lines, source=source, transaction_type=transaction_type, has_parent=has_parent)
+        split = split_lines(lines, source=source, transaction_type=transaction_type, has_parent=has_parent,
+                            netting=netting)
     except ValidationFailed as e:
         errors.append(e)
     else:
@@ -502,8 +506,10 @@ def parse_list_filters(
     source: str | None = None,
     transaction_date_from: str | None = None,
     transaction_date_to: str | None = None,
+    sources: CustomerSources,
 ) -> ListFilters:
-    """Validate the query parameters of ``GET /transactions``; every problem at once (422)."""
+    """Validate the query parameters of ``GET /transactions`` (``source``: one of ``sources``); every
+    problem at once (422)."""
     errors: list[LevyError] = []
     if status is not None and status not in STATUSES:
         errors.append(ValidationFailed(f"status must be one of {', '.join(STATUSES)}; got {status!r}",
@@ -512,7 +518,7 @@ def parse_list_filters(
         errors.append(ValidationFailed(f"type must be 'sale' or 'credit'; got {type!r}", parameter="type"))
     if source is not None:
         try:
-            validate_source(source, "/source")
+            validate_source(source, "/source", sources=sources)
         except ValidationFailed as e:
             errors.append(ValidationFailed(e.detail, parameter="source"))
     start, end = instant_range(transaction_date_from, transaction_date_to, "transaction_date_from",
@@ -561,7 +567,7 @@ def parse_search(*, status: str | None = None, type: str | None = None, referenc
             pass  # parse_list_filters reports it
     try:
         filters = parse_list_filters(status=status or None, type=type or None, transaction_date_from=date_from or None,
-                                     transaction_date_to=date_to or None)
+                                     transaction_date_to=date_to or None, sources={})
     except ValidationFailed as e:
         errors.append(e)
     state = (state or "").strip().upper() or None

@@ -7,19 +7,17 @@ amount is added to the transaction's ``tax_amount``), validates every
 collected line with an error that names the line and the rule, and nets
 negative marked-product lines for the sources that do so (data:
 ``levy/data/customer_sources.json``, fields ``nets_marked_lines``,
-``nets_credit_notes``, ``negative_marked_only_document``).
+``nets_credit_notes``, ``negative_marked_only_document``, parsed by
+:func:`parse_netting_policies` and passed in).
 
 See docs/transactions.md.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.money import round_half_up
@@ -135,12 +133,12 @@ class NettingPolicy:
     negative_marked_only_document: NegativeMarkedOnly | None
 
 
-@lru_cache(maxsize=1)
-def load_netting_policies() -> dict[str, NettingPolicy]:
-    """Per source, its marked-line netting policy (read once from the data file)."""
-    path = resources.files("levy").joinpath("data/customer_sources.json")
-    with path.open("r", encoding="utf-8") as fh:
-        doc = json.load(fh)
+#: Per source, its marked-line netting policy.
+NettingPolicies = Mapping[str, NettingPolicy]
+
+
+def parse_netting_policies(doc: Mapping[str, Any]) -> dict[str, NettingPolicy]:
+    """Per source, its marked-line netting policy, from ``customer_sources.json`` (its parsed document)."""
     out: dict[str, NettingPolicy] = {}
     for e in doc["sources"]:
         nets = bool(e["nets_marked_lines"])
@@ -153,14 +151,14 @@ def load_netting_policies() -> dict[str, NettingPolicy]:
     return out
 
 
-def netting_policy(source: str) -> NettingPolicy:
-    """Policy of ``source``; an unknown source nets nothing (like ``native``)."""
-    return load_netting_policies().get(source) or NettingPolicy(source, False, False, None)
+def netting_policy(policies: NettingPolicies, source: str) -> NettingPolicy:
+    """Policy of ``source`` in ``policies``; an unknown source nets nothing (like ``native``)."""
+    return policies.get(source) or NettingPolicy(source, False, False, None)
 
 
-def nets_marked_lines(source: str, transaction_type: str) -> bool:
+def nets_marked_lines(policies: NettingPolicies, source: str, transaction_type: str) -> bool:
     """Whether a document of ``source`` and ``transaction_type`` nets negative marked lines."""
-    p = netting_policy(source)
+    p = netting_policy(policies, source)
     if not p.nets_marked_lines:
         return False
     return transaction_type != "credit" or p.nets_credit_notes
@@ -336,12 +334,14 @@ def split_lines(
     source: str = "native",
     transaction_type: str = "sale",
     has_parent: bool = False,
+    netting: NettingPolicies,
 ) -> LineSplit:
-    """Separate goods lines from collected-tax lines and apply every 4.7 rule.
+    """Separate goods lines from collected-tax lines and apply every 4.7 rule. ``netting``: the
+    sources' netting policies (reference data).
 
     Raises one :class:`ValidationFailed` holding every violation found.
     """
-    nets = nets_marked_lines(source, transaction_type)
+    nets = nets_marked_lines(netting, source, transaction_type)
     errors = validate_sales_tax_lines(lines, allow_negative_marked=nets)
     if errors:
         raise ValidationFailed.many(list(errors))
@@ -354,5 +354,5 @@ def split_lines(
     amount = sum(t.collected_amount for t in plain) + net.amount
     disposition: Disposition = "record"
     if net.reduction and not goods and not plain and (transaction_type == "sale" or not has_parent):
-        disposition = netting_policy(source).negative_marked_only_document or "record"
+        disposition = netting_policy(netting, source).negative_marked_only_document or "record"
     return LineSplit(goods, plain + net.lines, amount, net.reduction, disposition, net.netted)

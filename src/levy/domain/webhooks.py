@@ -1,4 +1,4 @@
-"""Webhook endpoints (issue 35): the rules of their URLs, event types and retries.
+"""Webhook endpoints: the rules of their URLs, event types and retries.
 
 Pure values and checks; the app layer (:mod:`levy.app.webhooks`) stores the endpoints
 and the delivery worker (:mod:`levy.app.delivery`) sends the events.

@@ -218,7 +218,7 @@ def load_taxability():  # type: ignore[no-untyped-def]
 
 @lru_cache(maxsize=1)
 def load_sourcing():  # type: ignore[no-untyped-def]
-    """The per-state sourcing rules (``sourcing.json``, issue 19) as a SourcingTable."""
+    """The per-state sourcing rules (``sourcing.json``) as a SourcingTable."""
     from levy.domain.tax.sourcing import parse_rules
 
     return parse_rules(_read_json("sourcing.json"))
@@ -226,12 +226,13 @@ def load_sourcing():  # type: ignore[no-untyped-def]
 
 @lru_cache(maxsize=1)
 def load_holidays():  # type: ignore[no-untyped-def]
-    """The sales tax holidays (``holidays.json``, issue 31) as a Holidays index, their codes checked
+    """The sales tax holidays (``holidays.json``) as a Holidays index, their codes checked
     against the catalogue."""
     from levy.domain.tax.holidays import parse_holidays
-    from levy.domain.taxcodes import load_catalogue
 
-    return parse_holidays(_read_json("holidays.json"), (t.code for t in load_catalogue().tax_codes))
+    catalogue = json.loads(resources.files("levy").joinpath("data/catalogue/product_tax_codes.json")
+                           .read_text(encoding="utf-8"))
+    return parse_holidays(_read_json("holidays.json"), (e["code"] for e in catalogue["tax_codes"]))
 
 
 def holidays_not_included() -> list[dict[str, str]]:
@@ -241,7 +242,7 @@ def holidays_not_included() -> list[dict[str, str]]:
 
 @lru_cache(maxsize=1)
 def load_item_rules():  # type: ignore[no-untyped-def]
-    """The item rules (``item_rules.json``, issue 31): delivery that follows the goods, single-article bands."""
+    """The item rules (``item_rules.json``): delivery that follows the goods, single-article bands."""
     from levy.domain.tax.item_rules import parse_rules
 
     return parse_rules(_read_json("item_rules.json"))
@@ -294,7 +295,7 @@ def zip_counties(state: str) -> dict[str, tuple[str, ...]]:
 
 @lru_cache(maxsize=1)
 def load_international():  # type: ignore[no-untyped-def]
-    """VAT and GST outside the US (issue 34): ``international/eu.json`` and ``international/other.json``."""
+    """VAT and GST outside the US: ``international/eu.json`` and ``international/other.json``."""
     import re
 
     from levy.domain.tax.international import (

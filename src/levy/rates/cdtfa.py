@@ -49,7 +49,6 @@ _STEP = Decimal("0.00001")
 _FLOAT_SLACK = Decimal("1e-9")
 _NAME_DATE_RE = re.compile(r"(?<![0-9])(1[0-2]|0?[1-9])-([0-3]?[0-9])-([0-9]{2}|20[0-9]{2})(?![0-9])")
 _SKIP_NOTE = "please refer to the applicable tax rates"
-_UNINCORPORATED_SUFFIX = " unincorporated area"
 
 
 def effective_from_name(name: str) -> date:

@@ -1,4 +1,4 @@
-"""What changed in a state's boundary records since its previous import (issue 33).
+"""What changed in a state's boundary records since its previous import.
 
 The SST states publish their rate and boundary files every quarter; an import
 says, per state, how the new quarter differs from the one imported before it:

@@ -1,4 +1,4 @@
-"""Parser of the European Central Bank's euro foreign exchange reference rates (issue 37).
+"""Parser of the European Central Bank's euro foreign exchange reference rates.
 
 The ECB publishes, on each TARGET business day, how many units of each currency one euro buys,
 as CSV files in one layout (``eurofxref.csv``, the day's rates; ``eurofxref-hist.csv``, every day

@@ -230,9 +230,9 @@ def _has_attribute_variant(rules: Taxability, state: str, code: str) -> bool:
 
 def current() -> str:
     """The document for the built-in data."""
-    from levy.domain.taxcodes import load_catalogue
     from levy.rates.builtin import holidays_not_included, load_holidays, load_item_rules, load_states, load_taxability
+    from levy.store.reference_data import catalogue
 
-    codes = [t.code for t in load_catalogue().tax_codes]
+    codes = [t.code for t in catalogue().tax_codes]
     return render(load_taxability(), codes, {s.code: s.name for s in load_states()}, load_holidays(),
                   holidays_not_included(), load_item_rules()) + "\n"

@@ -1,5 +1,5 @@
 """The address-level records (ZIP+4 ranges and street ranges, SST ``4`` and
-``a`` records) in a file of their own, read through the page cache (issue 33).
+``a`` records) in a file of their own, read through the page cache.
 
 Why: held as Python objects, each record costs about 600 bytes in EVERY worker
 and is rebuilt at every start (+200 s and +600 MB per million records,
@@ -18,7 +18,7 @@ import gives a new name: a running server opens the new file and drops the old
 one when its refresh swaps the rate table (open files stay readable after the
 old one is removed).
 
-Directory: ``LEVY_ADDRESS_DIR``, else ``<database file>.addresses/`` beside a
+Directory: ``Config.address_dir`` (``LEVY_ADDRESS_DIR``), else ``<database file>.addresses/`` beside a
 SQLite database, else ``$XDG_CACHE_HOME/levy/addresses/<database digest>/``
 (``~/.cache`` by default) for PostgreSQL.
 
@@ -97,9 +97,10 @@ def _key_zip(key: int) -> tuple[str, str]:
 
 
 # ------------------------------------------------------------------ where
-def directory_for(database_url: str) -> Path:
-    """Where the address files of ``database_url`` live (see the module doc)."""
-    configured = os.environ.get("LEVY_ADDRESS_DIR", "").strip()
+def directory_for(database_url: str, configured: str = "") -> Path:
+    """Where the address files of ``database_url`` live: ``configured`` (``Config.address_dir``)
+    when set, else as the module doc says."""
+    configured = configured.strip()
     if configured:
         return Path(configured)
     url = make_url(database_url)

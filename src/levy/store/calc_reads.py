@@ -47,7 +47,7 @@ def jurisdiction_code(value: str) -> str:
 
 
 def registration_code(value: str) -> str:
-    """A stored registration's jurisdiction: a country code (``DE``, ``CA``: issue 34) as stored, else
+    """A stored registration's jurisdiction: a country code (``DE``, ``CA``) as stored, else
     as :func:`jurisdiction_code` reads it."""
     value = value.strip().upper()
     return value if value in INTERNATIONAL else jurisdiction_code(value)

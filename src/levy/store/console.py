@@ -1,4 +1,4 @@
-"""The web console's users, sessions and audit log in SQL (issue 21)."""
+"""The web console's users, sessions and audit log in SQL."""
 
 from __future__ import annotations
 

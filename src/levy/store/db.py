@@ -27,7 +27,6 @@ import errno
 import socket
 import sqlite3
 import time
-import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -39,21 +38,50 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.util import await_only
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./levy.db"
-#: Called once per statement sent around SQLAlchemy's execute (which its events do not see):
-#: the statement counter of levy.app.metrics.
-on_statement: list[Callable[[], Any]] = []
 
 
-def count_statements(n: int = 1) -> None:
-    """Tell the ``on_statement`` hooks that ``n`` statements were sent around SQLAlchemy's execute."""
+class EngineState:
+    """What Levy keeps per engine, held by the engine object itself (:func:`engine_state`):
+    the statement hooks, and on SQLite the writer queue and the group commit."""
+
+    def __init__(self) -> None:
+        #: Called once per statement sent around SQLAlchemy's execute (which its events do not
+        #: see): the statement counter of levy.app.metrics.
+        self.statement_hooks: list[Callable[[], Any]] = []
+        self.writer_queue: WriterQueue | None = None
+        self.group_commit: GroupCommit | None = None
+
+
+_STATE_ATTRIBUTE = "levy_state"
+
+
+def engine_state(engine: Any) -> EngineState:
+    """The :class:`EngineState` of ``engine`` (an AsyncEngine, an Engine or a Connection's engine),
+    made on first use."""
+    sync = getattr(engine, "sync_engine", engine)
+    state = getattr(sync, _STATE_ATTRIBUTE, None)
+    if state is None:
+        state = EngineState()
+        setattr(sync, _STATE_ATTRIBUTE, state)
+    return state
+
+
+def add_statement_hook(engine: Any, hook: Callable[[], Any]) -> None:
+    """Call ``hook`` once per statement Levy sends on ``engine`` around SQLAlchemy's execute."""
+    engine_state(engine).statement_hooks.append(hook)
+
+
+def count_statements(engine: Any, n: int = 1) -> None:
+    """Tell ``engine``'s statement hooks that ``n`` statements were sent around SQLAlchemy's execute."""
+    hooks = engine_state(engine).statement_hooks
     for _ in range(n):
-        for hook in on_statement:
+        for hook in hooks:
             hook()
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 #: Seconds a PostgreSQL connection may sit in the pool before its next checkout pings it. SQLAlchemy's
 #: ``pool_pre_ping`` pings at every checkout, and its asyncpg ping is BEGIN, a query and ROLLBACK: three
-#: round trips and about 0.4 ms of server CPU per request (issue 20). A connection in steady use is
+#: round trips and about 0.4 ms of server CPU per request. A connection in steady use is
 #: not pinged; one the database dropped while it was in use fails its request (503) and is replaced
 #: (docs/reliability.md).
 PING_AFTER_IDLE_S = 1.0
@@ -193,7 +221,7 @@ def _configure_postgres(engine: AsyncEngine) -> None:
 
 def _configure_sqlite(engine: AsyncEngine, busy_timeout_ms: int) -> None:
     sync_engine = engine.sync_engine
-    _WRITER_QUEUES[sync_engine] = WriterQueue(busy_timeout_ms / 1000)
+    engine_state(engine).writer_queue = WriterQueue(busy_timeout_ms / 1000)
 
     @event.listens_for(sync_engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -213,7 +241,7 @@ def _configure_sqlite(engine: AsyncEngine, busy_timeout_ms: int) -> None:
         if hasattr(driver, "execute"):
             # aiosqlite: one trip to its thread (a statement through SQLAlchemy makes three).
             await_only(driver.execute(sql))
-            count_statements()
+            count_statements(conn.engine)
         else:  # pragma: no cover - another SQLite driver
             conn.exec_driver_sql(sql)
 
@@ -230,7 +258,7 @@ class WriterQueue:
     """One SQLite writer per process: write transactions wait here, first come first served,
     for the one before them to commit (or roll back), instead of each taking a connection and
     waiting in SQLite's busy handler, which sleeps in growing steps and wakes writers late and
-    in no particular order (p99 1.2-1.7 s at 16 in flight, issue 20). Reads never wait here
+    in no particular order (p99 1.2-1.7 s at 16 in flight). Reads never wait here
     (WAL). Other processes on the same file (``levy serve --workers N``, CLI commands) still
     meet this process's writer in SQLite's busy handler: docs/operations.md "SQLite writes".
 
@@ -267,12 +295,9 @@ class WriterQueue:
             lock.release()
 
 
-_WRITER_QUEUES: weakref.WeakKeyDictionary[Any, WriterQueue] = weakref.WeakKeyDictionary()
-
-
 def writer_queue(engine: AsyncEngine) -> WriterQueue | None:
     """The process's queue of SQLite write transactions on ``engine`` (None: not SQLite)."""
-    return _WRITER_QUEUES.get(engine.sync_engine)
+    return engine_state(engine).writer_queue
 
 
 class _Failed:
@@ -321,8 +346,8 @@ class GroupCommit:
     gets the error and nothing of it is stored. Writes arriving meanwhile form the next group.
 
     What it saves at 16 in flight: one BEGIN, COMMIT and trip to aiosqlite's thread per group
-    instead of per write, and the WAL frames of the pages the writes share (docs/performance.md,
-    issue 20). With ``synchronous=NORMAL`` in WAL mode a COMMIT is not an fsync, so the saving
+    instead of per write, and the WAL frames of the pages the writes share (docs/performance.md).
+    With ``synchronous=NORMAL`` in WAL mode a COMMIT is not an fsync, so the saving
     is CPU and the writer's turn, not disk flushes."""
 
     def __init__(self, queue: WriterQueue) -> None:
@@ -388,28 +413,23 @@ class GroupCommit:
             results = await driver._execute(_run_group, driver._conn, [work for work, _ in group])
         finally:
             raw.close()
-        count_statements(2 + (2 * len(group) if len(group) > 1 else 0))  # BEGIN, COMMIT; SAVEPOINT, RELEASE
+        count_statements(engine, 2 + (2 * len(group) if len(group) > 1 else 0))  # BEGIN, COMMIT; SAVEPOINT, RELEASE
         return results  # type: ignore[no-any-return]
-
-
-_GROUPS: weakref.WeakKeyDictionary[Any, GroupCommit] = weakref.WeakKeyDictionary()
 
 
 def group_commit(engine: AsyncEngine) -> GroupCommit | None:
     """The process's group commit of SQLite writes on ``engine`` (None: not SQLite through aiosqlite)."""
-    group = _GROUPS.get(engine.sync_engine)
-    if group is None and engine.driver == "aiosqlite":
-        queue = _WRITER_QUEUES.get(engine.sync_engine)
-        if queue is not None:
-            group = _GROUPS[engine.sync_engine] = GroupCommit(queue)
-    return group
+    state = engine_state(engine)
+    if state.group_commit is None and engine.driver == "aiosqlite" and state.writer_queue is not None:
+        state.group_commit = GroupCommit(state.writer_queue)
+    return state.group_commit
 
 
 @contextlib.asynccontextmanager
 async def transaction(engine: AsyncEngine, *, write: bool) -> AsyncIterator[AsyncConnection]:
     """One database transaction: committed on success, rolled back on error. A write
     transaction on SQLite first waits for its turn in the process's :class:`WriterQueue`."""
-    queue = _WRITER_QUEUES.get(engine.sync_engine) if write else None
+    queue = engine_state(engine).writer_queue if write else None
     async with queue.turn() if queue is not None else contextlib.nullcontext(), engine.connect() as conn:
         if write:
             conn = await conn.execution_options(levy_write=True)

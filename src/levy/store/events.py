@@ -1,4 +1,4 @@
-"""Events in SQL (issue 35): the outbox rows, written in the caller's transaction, and the
+"""Events in SQL: the outbox rows, written in the caller's transaction, and the
 reads of ``GET /events``. Every query is scoped by ``organization_id``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Daily reference exchange rates (issue 37): imported by ``levy rates import`` (the ECB's euro
+"""Daily reference exchange rates: imported by ``levy rates import`` (the ECB's euro
 reference-rate CSV, :mod:`levy.rates.ecb`), read when a transaction in another currency is
 finalized without a rate of its own. Server-wide reference data, like the rate tables."""
 

@@ -1,4 +1,4 @@
-"""Business locations in SQL (issue 19).
+"""Business locations in SQL.
 
 Every query is scoped by ``organization_id``: another organization's location
 reads as missing. Writes that make a location the default clear the previous

@@ -3,8 +3,8 @@
 SQLAlchemy's ``conn.execute(insert(table), rows)`` works out every row's
 parameters in Python (about 5 µs a row) and, on SQLite, makes three or four
 trips to aiosqlite's thread per statement; the write path of a 10-line
-transaction spent more on that than on its calculation (docs/performance.md,
-issue 20). Here the statement text and the columns' bind processors are
+transaction spent more on that than on its calculation (docs/performance.md).
+Here the statement text and the columns' bind processors are
 worked out once per table and dialect, the rows go to the driver as tuples,
 and each table is one ``executemany``: one trip to aiosqlite's thread, or one
 pipelined asyncpg call.
@@ -106,7 +106,7 @@ async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[Mappin
     else:
         await conn.execute(insert(table), list(rows))
         return
-    count_statements()
+    count_statements(conn.engine)
 
 
 async def insert_row(conn: AsyncConnection, table: Table, row: Mapping[str, Any], *,
@@ -119,7 +119,7 @@ async def insert_row(conn: AsyncConnection, table: Table, row: Mapping[str, Any]
     if conn.dialect.name == "sqlite" and hasattr(driver, "execute"):
         sql, cols, procs = _plan(table, conn.dialect, unless)
         cursor = await driver.execute(sql, _tuples((row,), cols, procs)[0])
-        count_statements()
+        count_statements(conn.engine)
         return bool(cursor.rowcount)
     stmt: Any = insert(table)
     if unless:
@@ -150,7 +150,7 @@ async def insert_together(conn: AsyncConnection, table: Table, row: Mapping[str,
         return True
     head, rest = _sqlite_plans(conn.dialect, table, row, unless, then)
     inserted = bool(await run(_sqlite_work, driver._conn, head, rest))
-    count_statements(1 + (len(rest) if inserted else 0))
+    count_statements(conn.engine, 1 + (len(rest) if inserted else 0))
     return inserted
 
 
@@ -246,7 +246,7 @@ async def insert_committed(engine: AsyncEngine, table: Table, row: Mapping[str, 
     """:func:`insert_together` in a write transaction of its own, committed before this returns:
     whether the row was inserted (when not, nothing was written).
 
-    This is the write of ``POST /transactions`` (issue 20): a unit of work through SQLAlchemy
+    This is the write of ``POST /transactions``: a unit of work through SQLAlchemy
     adds its BEGIN and COMMIT as trips of their own and about 0.3 ms of server CPU. On SQLite
     the inserts join the process's group commit (:class:`levy.store.db.GroupCommit`): with
     the writes queued with them, in one trip to aiosqlite's thread, BEGIN IMMEDIATE, each in
@@ -258,7 +258,7 @@ async def insert_committed(engine: AsyncEngine, table: Table, row: Mapping[str, 
     if group is not None:
         head, rest = _sqlite_plans(dialect, table, row, unless, then)
         inserted = bool(await group.run(engine, functools.partial(_sqlite_work, head=head, rest=rest)))
-        count_statements(1 + (len(rest) if inserted else 0))  # the row and its children (the group counts the rest)
+        count_statements(engine, 1 + (len(rest) if inserted else 0))  # the row and its children (the group counts the rest)
         return inserted
     if dialect.name == "postgresql" and engine.driver == "asyncpg":
         sql = _pg_tree(dialect, table, unless, tuple(child for child, _ in then))
@@ -272,7 +272,7 @@ async def insert_committed(engine: AsyncEngine, table: Table, row: Mapping[str, 
                 if is_unavailable(e):
                     raw.invalidate(e)  # as SQLAlchemy's own execute does with a dead connection
                 raise _as_sqlalchemy_error(dialect, adapted, sql, e) from e
-            count_statements(1)
+            count_statements(engine, 1)
             return inserted
         finally:
             raw.close()

@@ -473,7 +473,7 @@ def reference_order(rec: TransactionRecord) -> tuple[bool, str]:
     ``(organization_id, reference_id)``: by reference id, those without one last. Two overlapping
     batches that took the index's entries in their own orders deadlocked on PostgreSQL (each waiting
     for an entry the other held, until the retries gave up with 503); in one order, the later one
-    waits for the earlier one's commit, then finds the reference stored (issue 30)."""
+    waits for the earlier one's commit, then finds the reference stored."""
     return rec.reference_id is None, rec.reference_id or ""
 
 

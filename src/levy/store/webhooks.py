@@ -1,4 +1,4 @@
-"""Webhook endpoints, deliveries and attempts in SQL (issue 35). Every query the API makes is
+"""Webhook endpoints, deliveries and attempts in SQL. Every query the API makes is
 scoped by ``organization_id``; the delivery worker's work across organizations:
 
 - :func:`dispatch`: events not yet handed out become one delivery per subscribed, enabled

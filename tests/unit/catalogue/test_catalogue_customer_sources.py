@@ -2,19 +2,23 @@
 
 import json
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 import levy
-from levy.domain.customers import (
-    SOURCES,
-    get_source,
-    validate_customer_fields,
-    validate_source,
-    validate_source_account,
-)
+from levy.domain import customers
 from levy.domain.errors import RequiredField, ValidationFailed
+from levy.store.reference_data import customer_sources
+
+# The reference data, read once and passed in as the application does.
+DATA = customer_sources()
+SOURCES = tuple(DATA)
+get_source = DATA.get
+validate_customer_fields = partial(customers.validate_customer_fields, sources=DATA)
+validate_source = partial(customers.validate_source, sources=DATA)
+validate_source_account = partial(customers.validate_source_account, sources=DATA)
 
 PER_ACCOUNT = ["quickbooks", "netsuite", "chargebee", "recurly", "bigcommerce", "woocommerce"]
 DEFAULT_ONLY = ["native", "xero", "zuora", "shopify", "stripe", "paypal"]

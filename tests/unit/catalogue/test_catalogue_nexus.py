@@ -5,19 +5,23 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
+from functools import partial
+
 import pytest
 
 import levy
+from levy.domain import nexus
 from levy.domain.nexus import (
     DatedSale,
     MeasurementPeriod as MP,
     NexusThreshold,
     Rule,
     evaluate_nexus,
-    load_thresholds,
     measurement_windows,
-    threshold_for,
 )
+from levy.store.reference_data import nexus_thresholds as load_thresholds
+
+threshold_for = partial(nexus.threshold_for, load_thresholds())
 
 
 def th(rule=Rule.SALES_ONLY, period=MP.PREVIOUS_OR_CURRENT_CALENDAR_YEAR, sales=10_000_000, txns=None):

@@ -5,7 +5,8 @@ import re
 from pathlib import Path
 
 import levy
-from levy.domain.taxcodes import DEFAULT_TAX_CODE, load_catalogue
+from levy.domain.taxcodes import DEFAULT_TAX_CODE
+from levy.store.reference_data import catalogue as load_catalogue
 
 DATA = Path(levy.__file__).parent / "data" / "catalogue"
 

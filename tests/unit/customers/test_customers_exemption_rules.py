@@ -4,12 +4,17 @@ checks, batch outcomes and PATCH merging."""
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
+from functools import partial
 
 import pytest
 
-from levy.domain.customers import BatchItem, CustomerRecord, check_patch, decide, fail_duplicates, merge_values
+from levy.domain import customers
+from levy.domain.customers import BatchItem, CustomerRecord, decide, fail_duplicates, merge_values
 from levy.domain.errors import FailedPrecondition, ValidationFailed
 from levy.domain.exemptions import Certificate, check_merge, covering_certificates, validate_certificate
+from levy.store.reference_data import customer_sources
+
+check_patch = partial(customers.check_patch, sources=customer_sources())
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 TODAY = date(2026, 6, 1)

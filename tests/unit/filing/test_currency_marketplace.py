@@ -20,6 +20,7 @@ from levy.domain.filing import (
     prepare_return,
 )
 from levy.domain.nexus_report import counts_marketplace, dated_sales_by_state
+from levy.store.reference_data import nexus_thresholds
 from levy.domain.transaction_records import in_filing_currency
 from levy.rates.ecb import looks_like_ecb, parse_ecb
 
@@ -131,7 +132,7 @@ def test_a_marketplace_sale_is_listed_apart_and_counted_toward_nexus_by_the_stat
     rep = liability_report(*Q1, [own, mkt])
     assert rep.states[0].totals.filing_tax_amount == 600 and rep.states[0].marketplace[0].transaction_id == "MKT"
     # Nexus: counted where the state's rule counts marketplace sales (CA: yes, CO: no, per the data).
-    counts = counts_marketplace(D)
+    counts = counts_marketplace(nexus_thresholds(), D)
     assert counts("CA") is True and counts("CO") is False
     sales = dated_sales_by_state([own, mkt], counts)
     assert sum(s.amount for s in sales["CA"]) == 30000 and sum(s.count for s in sales["CA"]) == 2

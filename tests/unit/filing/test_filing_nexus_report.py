@@ -8,9 +8,10 @@ from decimal import Decimal
 from filing_helpers import ST, line, row, txn
 
 from levy.domain.filing import filing_lines_from_results
-from levy.domain.nexus import DatedSale, MeasurementPeriod, NexusThreshold, Rule
+from levy.domain.nexus import DatedSale, MeasurementPeriod, NexusThreshold, Rule, thresholds_in_force
 from levy.domain.nexus_report import dated_sales_by_state, nexus_report
 from levy.domain.tax.model import LineResult, TaxRow
+from levy.store.reference_data import nexus_thresholds
 
 CY = MeasurementPeriod.PREVIOUS_OR_CURRENT_CALENDAR_YEAR
 AS_OF = date(2026, 6, 30)
@@ -86,7 +87,7 @@ def test_count_below_threshold_when_sales_are_credited_back():
 
 
 def test_default_thresholds_come_from_project_data_and_skip_states_without_sales_tax():
-    rep = nexus_report(AS_OF, {}, set())
+    rep = nexus_report(AS_OF, {}, set(), thresholds_in_force(nexus_thresholds(), AS_OF))
     states = {r.state for r in rep}
     assert "CA" in states and "TX" in states
     assert not states & {"DE", "MT", "NH", "OR"}

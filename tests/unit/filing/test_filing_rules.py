@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import date
+from functools import partial
 
 import pytest
 from filing_helpers import ST, line, row, txn
 
+from levy.domain import filing_rules
 from levy.domain.errors import Conflict, FailedPrecondition, ValidationFailed
 from levy.domain.filing import prepare_return
 from levy.domain.filing_rules import (
@@ -18,8 +20,10 @@ from levy.domain.filing_rules import (
     check_unchanged,
     parse_period,
     validate_create_status,
-    validate_state_code,
 )
+from levy.store.reference_data import nexus_thresholds
+
+validate_state_code = partial(filing_rules.validate_state_code, thresholds=nexus_thresholds())
 
 ON = date(2026, 4, 15)
 

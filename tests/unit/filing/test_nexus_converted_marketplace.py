@@ -4,17 +4,21 @@ and the marketplace rule of the nexus data as its primary sources say. Figures w
 from __future__ import annotations
 
 from datetime import date
+from functools import partial
 from types import SimpleNamespace
 
 from filing_helpers import ST, line, row, txn
 
-from levy.domain.nexus import threshold_for
+from levy.domain import nexus, nexus_report as report
 from levy.domain.nexus_report import (
     converted_by_state,
-    counts_marketplace,
     nexus_report,
 )
 from levy.domain.transaction_records import in_filing_currency
+from levy.store.reference_data import nexus_thresholds
+
+threshold_for = partial(nexus.threshold_for, nexus_thresholds())
+counts_marketplace = partial(report.counts_marketplace, nexus_thresholds())
 
 AS_OF = date(2026, 3, 31)
 
@@ -33,7 +37,8 @@ def test_each_state_lists_the_converted_transactions_of_its_period():
     conv = converted_by_state(txns)
     assert [(on, c.transaction_id) for on, c in conv["CA"]] == [(date(2026, 2, 1), "J"), (date(2024, 6, 1), "E")]
     sales = {"CA": []}  # the amounts do not matter to the list
-    (ca,) = [r for r in nexus_report(AS_OF, sales, set(), converted=conv) if r.state == "CA"]
+    (ca,) = [r for r in nexus_report(AS_OF, sales, set(), nexus.thresholds_in_force(nexus_thresholds(), AS_OF),
+                                          converted=conv) if r.state == "CA"]
     (c,) = ca.converted
     assert (c.transaction_id, c.currency, c.original_gross_sales, c.gross_sales) == ("J", "JPY", 10000, 6600)
     # A marketplace sale in a state that does not count them is not listed either.

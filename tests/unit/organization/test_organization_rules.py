@@ -4,14 +4,15 @@ changes, registration validation and overlap."""
 from __future__ import annotations
 
 from datetime import date
+from functools import partial
 
 import pytest
 
 from levy.domain.errors import RequiredField, ValidationFailed
 from levy.domain.jurisdictions import US_STATES, validate_jurisdiction
+from levy.domain import organization
 from levy.domain.organization import (
     SettingsChange,
-    apply_settings_change,
     overlaps,
     parse_date,
     validate_key_name,
@@ -19,6 +20,10 @@ from levy.domain.organization import (
 )
 from levy.domain.settings import DEFAULTS
 from levy.domain.tax.model import Registration
+from levy.store.reference_data import catalogue, filing_currencies
+
+apply_settings_change = partial(organization.apply_settings_change, catalogue=catalogue(),
+                                filing_currencies=filing_currencies())
 
 
 def test_states_are_the_50_states_dc_and_puerto_rico() -> None:

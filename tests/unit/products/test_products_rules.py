@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from functools import partial
 
 import pytest
 
 from levy.domain.errors import FailedPrecondition, RequiredField, ValidationFailed
+from levy.domain import products
 from levy.domain.products import (
     ProductRecord,
     require_usable_preset,
     resolved_codes,
-    validate_create,
-    validate_tax_codes,
-    validate_update,
 )
 from levy.domain.settings import DEFAULTS, OrganizationSettings
+from levy.store.reference_data import catalogue, customer_sources
+
+validate_create = partial(products.validate_create, catalogue=catalogue(), sources=customer_sources())
+validate_tax_codes = partial(products.validate_tax_codes, catalogue=catalogue())
+validate_update = partial(products.validate_update, catalogue=catalogue(), sources=customer_sources())
 
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
 

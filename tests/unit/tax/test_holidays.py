@@ -13,8 +13,8 @@ from levy.domain.tax.engine import calculate
 from levy.domain.tax.holidays import Holiday, HolidayItems, Holidays, parse_holidays
 from levy.domain.tax.model import CalculationInput
 from levy.domain.tax.rates import RateTable, ZipRateRow
-from levy.domain.taxcodes import load_catalogue
 from levy.rates.builtin import _read_json, load_holidays, load_states, zip_directory
+from levy.store.reference_data import catalogue as load_catalogue
 
 APPAREL = "CLOTHING.APPAREL.GENERAL"
 

@@ -6,12 +6,17 @@ Every expectation follows from the spec's text, quoted beside it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import pytest
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.tax.line_rules import CustomerMatch, SoldAs, is_marked_product, match_customer, what_is_sold
+from levy.domain.tax import line_rules
+from levy.domain.tax.line_rules import CustomerMatch, SoldAs, is_marked_product, match_customer
 from levy.domain.tax.model import CustomerExemption
+from levy.store.reference_data import catalogue
+
+what_is_sold = partial(line_rules.what_is_sold, catalogue=catalogue())
 
 P = "/line_items/3"
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from txn_helpers import indexed, line, st
+from txn_helpers import indexed, line, plan_lines, split_lines, st
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.transactions import plan_lines
 from levy.domain.transactions_collected import (
     INVALID_SALES_TAX_LINE,
     RULE_ATTRIBUTE_SUFFIX,
@@ -17,7 +16,6 @@ from levy.domain.transactions_collected import (
     RULE_ONLY_CODE,
     check_no_merged_customers,
     effective_codes,
-    split_lines,
 )
 
 

@@ -58,9 +58,7 @@ def test_parent_must_exist_unless_collected_only():
 
 
 def test_credit_goods_amounts_are_positive():
-    from txn_helpers import indexed, line
-
-    from levy.domain.transactions import plan_lines
+    from txn_helpers import indexed, line, plan_lines
 
     lines = indexed(line("A", 1000), line("B", -1000))
     with pytest.raises(ValidationFailed) as ei:

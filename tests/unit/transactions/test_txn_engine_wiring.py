@@ -6,10 +6,11 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+from txn_helpers import plan_lines
 
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.model import Address, CalculationInput, LineInput, Registration
-from levy.domain.transactions import plan_lines, tax_on_create
+from levy.domain.transactions import tax_on_create
 from levy.domain.transactions_collected import TransactionLine
 
 TX = Address(state="TX", postal_code=None)

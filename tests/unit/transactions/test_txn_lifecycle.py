@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import itertools
+from functools import partial
 
 import pytest
 
 from levy.domain.errors import FailedPrecondition, RequiredField, ValidationFailed
+from levy.domain import transactions
 from levy.domain.transactions import (
     STATUSES,
     check_lines_editable,
     check_parent_fields,
     check_transition,
     validate_create_status,
-    validate_source_field,
     validate_type,
 )
+from levy.store.reference_data import customer_sources
+
+validate_source_field = partial(transactions.validate_source_field, sources=customer_sources())
 
 # The table of 3.1, written out by hand: (from, to, needs filing).
 ALLOWED = {

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.transactions import ListFilters, parse_list_filters
+from levy.domain import transactions
+from levy.domain.transactions import ListFilters
+from levy.store.reference_data import customer_sources
+
+parse_list_filters = partial(transactions.parse_list_filters, sources=customer_sources())
 
 
 def test_no_filters():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -10,13 +11,16 @@ from txn_helpers import indexed, line, st
 
 import levy
 from levy.domain.errors import ValidationFailed
-from levy.domain.transactions import plan_lines, tax_on_create
+from levy.domain import transactions, transactions_collected
+from levy.domain.transactions import tax_on_create
 from levy.domain.transactions_collected import (
     RULE_MARKED_NEGATIVE,
-    load_netting_policies,
-    nets_marked_lines,
-    split_lines,
 )
+from levy.store.reference_data import netting_policies as load_netting_policies
+
+nets_marked_lines = partial(transactions_collected.nets_marked_lines, load_netting_policies())
+split_lines = partial(transactions_collected.split_lines, netting=load_netting_policies())
+plan_lines = partial(transactions.plan_lines, netting=load_netting_policies())
 
 NETTING = ["quickbooks", "chargebee", "stripe"]
 

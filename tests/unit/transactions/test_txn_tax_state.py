@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from txn_helpers import indexed, line, st
+from txn_helpers import indexed, line, split_lines, st
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.transactions import (
@@ -13,7 +13,6 @@ from levy.domain.transactions import (
     tax_on_create,
     tax_on_lines_update,
 )
-from levy.domain.transactions_collected import split_lines
 
 GOODS = indexed(line("A", 10000))
 WITH_ST = indexed(line("A", 10000), st("T1", 150, index=1), st("T2", 37, qty="2", index=2))  # 150 + 74 = 224

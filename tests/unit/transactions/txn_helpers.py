@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import partial
 
+from levy.domain import transactions, transactions_collected
 from levy.domain.tax.codes import parse_tax_codes
 from levy.domain.tax.model import Address, Discount, LineInput
 from levy.domain.transactions_collected import TransactionLine
+from levy.store.reference_data import netting_policies
+
+# The line rules with the sources' netting policies (reference data) passed in, as the application does.
+split_lines = partial(transactions_collected.split_lines, netting=netting_policies())
+plan_lines = partial(transactions.plan_lines, netting=netting_policies())
 
 CA = Address(line1="1 Market St", city="San Francisco", state="CA", postal_code="94105")
 NY = Address(line1="1 Broadway", city="New York", state="NY", postal_code="10004")

@@ -20,7 +20,7 @@ from levy.app.error_objects import error_object
 from levy.app.handlers.messages import page_of, present_fields
 from levy.app.registry import handles, input_names, output_only_names
 from levy.app.services import retry_write_conflicts
-from levy.domain.customers import BatchItem, CustomerRecord, validate_customer_fields
+from levy.domain.customers import BatchItem, CustomerRecord, CustomerSources, validate_customer_fields
 from levy.domain.errors import RequiredField, ValidationFailed
 from levy.domain.exemptions import Certificate, covering_certificates, jurisdiction_name
 from levy.v1 import customers_pb2 as pb
@@ -75,7 +75,8 @@ def _datetime_of(seconds: int, nanos: int) -> datetime:
     return Timestamp(seconds=seconds, nanos=nanos).ToDatetime(tzinfo=timezone.utc)
 
 
-def customer_values(msg: pb.Customer, prefix: str, *, present: list[str] | None = None) -> dict[str, Any]:
+def customer_values(msg: pb.Customer, prefix: str, *, sources: CustomerSources,
+                    present: list[str] | None = None) -> dict[str, Any]:
     """Validated customer input. ``present`` given: a partial update (absent or
     null fields are ``None``, meaning keep the current value)."""
     # One ListFields() instead of a HasField() per field: it lists exactly the fields
@@ -85,7 +86,7 @@ def customer_values(msg: pb.Customer, prefix: str, *, present: list[str] | None 
     names = present if present is not None else [n for n in CUSTOMER_INPUT if n in sent]
     data = {n: sent.get(n) for n in names if n != "source_updated_at"}
     try:
-        values = validate_customer_fields(data, prefix, partial=present is not None)
+        values = validate_customer_fields(data, prefix, sources=sources, partial=present is not None)
     except ValidationFailed as e:
         errors.append(e)
     if errors:
@@ -183,7 +184,7 @@ async def _read(ctx: CallContext, fn: Callable[..., Awaitable[T]], *args: Any) -
 
 @handles("levy.v1.CustomerService.CreateCustomer")
 async def create_customer(req: pb.CreateCustomerRequest, ctx: CallContext) -> pb.Customer:
-    values = customer_values(req.customer, "")
+    values = customer_values(req.customer, "", sources=ctx.services.reference.customer_sources)
     rec = await _create(ctx, uc.create_customer, values)
     return customer_pb(rec)
 
@@ -203,8 +204,9 @@ async def get_customer(req: pb.GetCustomerRequest, ctx: CallContext) -> pb.Custo
 
 @handles("levy.v1.CustomerService.UpdateCustomer")
 async def update_customer(req: pb.UpdateCustomerRequest, ctx: CallContext) -> pb.Customer:
-    patch = customer_values(req.customer, "", present=present_fields(req.customer, req.update_mask.paths, CUSTOMER_INPUT, "customer"))
-    rec = await _write(ctx, uc.update_customer, req.customer_id, patch)
+    patch = customer_values(req.customer, "", sources=ctx.services.reference.customer_sources,
+                            present=present_fields(req.customer, req.update_mask.paths, CUSTOMER_INPUT, "customer"))
+    rec = await _write(ctx, uc.update_customer, req.customer_id, patch, ctx.services.reference.customer_sources)
     return customer_pb(rec)
 
 
@@ -217,12 +219,13 @@ async def delete_customer(req: pb.DeleteCustomerRequest, ctx: CallContext) -> em
 @handles("levy.v1.CustomerService.BatchUpsertCustomers")
 async def batch_upsert(req: pb.BatchUpsertCustomersRequest, ctx: CallContext) -> pb.BatchUpsertCustomersResponse:
     items: list[BatchItem] = []
+    sources = ctx.services.reference.customer_sources
     for i, m in enumerate(req.data):
         errors = list(ctx.item_errors.get(i, ()))
         values = None
         if not errors:
             try:
-                values = customer_values(m, f"/data/{i}")
+                values = customer_values(m, f"/data/{i}", sources=sources)
             except ValidationFailed as e:
                 errors = e.items
         items.append(BatchItem(i, values, errors))

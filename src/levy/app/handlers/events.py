@@ -1,4 +1,4 @@
-"""Events (issue 35): ``GET /events``, ``GET /events/{event_id}`` and the gRPC stream
+"""Events: ``GET /events``, ``GET /events/{event_id}`` and the gRPC stream
 ``WatchEvents``, thin adapters over
 :mod:`levy.app.events`. See docs/events.md."""
 

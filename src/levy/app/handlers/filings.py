@@ -1,4 +1,4 @@
-"""Filing, returns, liability reports and nexus (issue 8; admin keys): thin
+"""Filing, returns, liability reports and nexus (admin keys): thin
 adapters over :mod:`levy.app.filings`. See docs/filing.md."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def totals_message(t: JurisdictionTotals, out: pb.JurisdictionTotals | None = No
         ("carried_credits_applied", t.carried_credits_applied), ("credits_carried_forward", t.credits_carried_forward),
     ):
         setattr(msg, name, str(value))
-    if t.tax_rate is not None:  # returns outside the US (issue 34)
+    if t.tax_rate is not None:  # returns outside the US
         msg.tax_rate = t.tax_rate
     if t.tax_type is not None:
         msg.tax_type = t.tax_type
@@ -110,10 +110,11 @@ async def create_filing(req: pb.CreateFilingRequest, ctx: CallContext) -> pb.Fil
     async with ctx.uow(write=True) as conn:
         rec = await service.create_filing(
             conn, ctx.organization_id, optional(f, "jurisdiction"), optional(f, "period_start"), optional(f, "period_end"),
-            optional(f, "status"),
+            optional(f, "status"), ref=ctx.services.reference,
         )
         ctx.created(rec.id)
-        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction)
+        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction,
+                                                 ref=ctx.services.reference)
     return filing_message(rec, currency)
 
 
@@ -123,8 +124,10 @@ async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Fil
     present = present_fields(f, req.update_mask.paths, _FILING_FIELDS, "filing", listed=["status"])
     others = [n for n in present if n != "status"]
     async with ctx.uow(write=True) as conn:
-        rec = await service.update_filing(conn, ctx.organization_id, req.filing_id, optional(f, "status"), others)
-        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction)
+        rec = await service.update_filing(conn, ctx.organization_id, req.filing_id, optional(f, "status"), others,
+                                          ref=ctx.services.reference)
+        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction,
+                                                 ref=ctx.services.reference)
     return filing_message(rec, currency)
 
 
@@ -132,7 +135,9 @@ async def update_filing(req: pb.UpdateFilingRequest, ctx: CallContext) -> pb.Fil
 async def get_filing(req: pb.GetFilingRequest, ctx: CallContext) -> pb.Filing:
     async with ctx.uow() as conn:
         rec = await service.get_filing(conn, ctx.organization_id, req.filing_id)
-        return filing_message(rec, await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction))
+        currency = await service.filing_currency(conn, ctx.organization_id, rec.jurisdiction,
+                                                 ref=ctx.services.reference)
+        return filing_message(rec, currency)
 
 
 @handles("levy.v1.FilingService.ListFilings")
@@ -140,7 +145,7 @@ async def list_filings(req: pb.ListFilingsRequest, ctx: CallContext) -> pb.ListF
     page = page_of(req)
     async with ctx.uow() as conn:
         records, has_more = await service.store.list_filings(conn, ctx.organization_id, page.limit, page.starting_after)
-        currencies = {j: await service.filing_currency(conn, ctx.organization_id, j)
+        currencies = {j: await service.filing_currency(conn, ctx.organization_id, j, ref=ctx.services.reference)
                       for j in {r.jurisdiction for r in records}}
     return pb.ListFilingsResponse(data=[filing_message(r, currencies[r.jurisdiction]) for r in records],
                                   has_more=has_more)
@@ -161,7 +166,7 @@ async def list_filing_transactions(req: pb.ListFilingTransactionsRequest,
     page = page_of(req)
     async with ctx.uow() as conn:
         entries, has_more = await service.filing_transactions(conn, ctx.organization_id, req.filing_id, page.limit,
-                                                              page.starting_after)
+                                                              page.starting_after, ref=ctx.services.reference)
     msg = pb.ListFilingTransactionsResponse(has_more=has_more)
     for e in entries:
         entry_message(e, msg.data.add())
@@ -171,7 +176,8 @@ async def list_filing_transactions(req: pb.ListFilingTransactionsRequest,
 @handles("levy.v1.FilingService.ExportFiling")
 async def export_filing(req: pb.ExportFilingRequest, ctx: CallContext) -> httpbody_pb2.HttpBody:
     async with ctx.uow() as conn:
-        text = await service.export_csv(conn, ctx.organization_id, req.filing_id, optional(req, "file"))
+        text = await service.export_csv(conn, ctx.organization_id, req.filing_id, optional(req, "file"),
+                                        ref=ctx.services.reference)
     return httpbody_pb2.HttpBody(content_type="text/csv; charset=utf-8", data=text.encode())
 
 
@@ -179,13 +185,14 @@ async def export_filing(req: pb.ExportFilingRequest, ctx: CallContext) -> httpbo
 async def get_liability_report(req: pb.GetLiabilityReportRequest, ctx: CallContext) -> pb.LiabilityReport:
     start, end = service.parse_range(optional(req, "from"), optional(req, "to"))
     async with ctx.uow() as conn:
-        report = await service.liability(conn, ctx.organization_id, start, end)
-        international = await service.liability_international(conn, ctx.organization_id, start, end)
+        report = await service.liability(conn, ctx.organization_id, start, end, ref=ctx.services.reference)
+        international = await service.liability_international(conn, ctx.organization_id, start, end,
+                                                              ref=ctx.services.reference)
     return liability_message(report, international)
 
 
 def liability_message(report: LiabilityReport, international: Iterable[tuple[str, Return]] = ()) -> pb.LiabilityReport:
-    """The report; ``international``: (currency, figures) of the returns outside the US (issue 34)."""
+    """The report; ``international``: (currency, figures) of the returns outside the US."""
     msg = pb.LiabilityReport(to=report.date_to.isoformat())
     setattr(msg, "from", report.date_from.isoformat())
     held: list[HeldOff] = []
@@ -214,15 +221,15 @@ def liability_message(report: LiabilityReport, international: Iterable[tuple[str
 async def get_nexus_report(req: pb.GetNexusReportRequest, ctx: CallContext) -> pb.NexusReport:
     as_of: date = service.parse_date(optional(req, "as_of"), "as_of", default=service.today())
     async with ctx.uow() as conn:
-        rows = await service.nexus(conn, ctx.organization_id, as_of)
-        international = await service.nexus_international(conn, ctx.organization_id, as_of)
+        rows = await service.nexus(conn, ctx.organization_id, as_of, ref=ctx.services.reference)
+        international = await service.nexus_international(conn, ctx.organization_id, as_of, ref=ctx.services.reference)
         share = await service.approaching_share(conn, ctx.organization_id)
     return nexus_message(as_of, rows, international, share)
 
 
 def _international_nexus(found: tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]],
                          msg: pb.NexusReport) -> None:
-    """The thresholds outside the US (issue 34) into ``msg.international``."""
+    """The thresholds outside the US into ``msg.international``."""
     international, held = found
     for n in international:
         t = n.threshold

@@ -1,4 +1,4 @@
-"""Business locations (issue 19, admin-scoped keys). Thin: messages in,
+"""Business locations (admin-scoped keys). Thin: messages in,
 ``levy.app.locations`` out. The ZIP check reads the process's rate table (the
 ZIP directory and the imported records)."""
 

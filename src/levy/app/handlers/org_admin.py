@@ -16,20 +16,21 @@ from levy.app.registry import handles
 from levy.domain.organization import SettingsChange
 from levy.store.keys import ApiKeyRecord
 from levy.store.organization import OrganizationView, RegistrationRecord
+from levy.store.reference_data import ReferenceData
 from levy.v1 import organization_pb2 as pb
 
 _SETTINGS_FIELDS = ("name", "default_tax_codes", "exemption_management", "certificate_treatment", "filing_currencies",
                     "nexus_approaching_share")
 
 
-def _settings(view: OrganizationView) -> pb.OrganizationSettings:
+def _settings(view: OrganizationView, ref: ReferenceData) -> pb.OrganizationSettings:
     out = pb.OrganizationSettings(
         organization_id=view.organization_id,
         name=view.name,
         default_tax_codes=list(view.settings.default_tax_codes),
         exemption_management=view.settings.exemption_management,
         certificate_treatment=view.settings.certificate_treatment,
-        filing_currencies=view.settings.filing_currency_map(),
+        filing_currencies=view.settings.filing_currency_map(ref.filing_currencies),
         nexus_approaching_share=str(view.settings.nexus_approaching_share),
     )
     set_time(out.updated_at, view.updated_at)
@@ -39,7 +40,7 @@ def _settings(view: OrganizationView) -> pb.OrganizationSettings:
 @handles("levy.v1.OrganizationService.GetOrganizationSettings")
 async def get_settings(req: pb.GetOrganizationSettingsRequest, ctx: CallContext) -> pb.OrganizationSettings:
     async with ctx.uow() as conn:
-        return _settings(await org.show_settings(conn, ctx.organization_id))
+        return _settings(await org.show_settings(conn, ctx.organization_id), ctx.services.reference)
 
 
 @handles("levy.v1.OrganizationService.UpdateOrganizationSettings")
@@ -54,8 +55,9 @@ async def update_settings(req: pb.UpdateOrganizationSettingsRequest, ctx: CallCo
         else:
             changes[name] = optional(body, name)
     async with ctx.uow(write=True) as conn:
-        view = await org.change_settings(conn, ctx.organization_id, SettingsChange(**changes))
-    return _settings(view)
+        view = await org.change_settings(conn, ctx.organization_id, SettingsChange(**changes),
+                                         ref=ctx.services.reference)
+    return _settings(view, ctx.services.reference)
 
 
 def _registration(rec: RegistrationRecord) -> pb.Registration:

@@ -66,7 +66,7 @@ def to_message(view: rules.ProductView) -> pb.Product:
 async def create_product(req: pb.CreateProductRequest, ctx: CallContext) -> pb.Product:
     fields = _present(req.product, [])
     async with ctx.uow(write=True) as conn:
-        product = await products.create_product(conn, ctx.organization_id, fields)
+        product = await products.create_product(conn, ctx.organization_id, fields, ref=ctx.services.reference)
         ctx.created(product.record.id)
     return to_message(product)
 
@@ -89,7 +89,9 @@ async def list_products(req: pb.ListProductsRequest, ctx: CallContext) -> pb.Lis
 async def update_product(req: pb.UpdateProductRequest, ctx: CallContext) -> pb.Product:
     fields = _present(req.product, list(req.update_mask.paths))
     async with ctx.uow(write=True) as conn:
-        return to_message(await products.update_product(conn, ctx.organization_id, req.product_id, fields))
+        view = await products.update_product(conn, ctx.organization_id, req.product_id, fields,
+                                             ref=ctx.services.reference)
+        return to_message(view)
 
 
 @handles("levy.v1.ProductService.DeleteProduct")

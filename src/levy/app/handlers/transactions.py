@@ -105,7 +105,7 @@ async def list_transactions(req: pb.ListTransactionsRequest, ctx: CallContext) -
         status=optional(req, "status"), type=optional(req, "type"), reference_id=optional(req, "reference_id"),
         customer_id=optional(req, "customer_id"), source=optional(req, "source"),
         transaction_date_from=optional(req, "transaction_date_from"),
-        transaction_date_to=optional(req, "transaction_date_to"),
+        transaction_date_to=optional(req, "transaction_date_to"), sources=ctx.services.reference.customer_sources,
     )
     page = page_of(req)
     async with ctx.uow() as conn:

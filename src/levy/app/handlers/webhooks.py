@@ -1,4 +1,4 @@
-"""Webhook endpoints (issue 35): thin adapters over :mod:`levy.app.webhooks`. See docs/events.md."""
+"""Webhook endpoints: thin adapters over :mod:`levy.app.webhooks`. See docs/events.md."""
 
 from __future__ import annotations
 

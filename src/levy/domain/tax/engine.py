@@ -73,19 +73,9 @@ def _on(value: datetime | date | None) -> date:
     return value
 
 
-# The last answer of _registered_codes: one organization's registrations (the
-# same list object while the preset cache keeps it) asked about one day, again and again.
-_last_registered: tuple[object, date, frozenset[str]] | None = None
-
-
 def _registered_codes(registrations: Iterable[Registration], on: date) -> frozenset[str]:
-    global _last_registered
-    last = _last_registered
-    if last is not None and last[0] is registrations and last[1] == on and isinstance(registrations, tuple):
-        return last[2]
-    codes = frozenset(r.jurisdiction for r in registrations if r.covers(on))
-    _last_registered = (registrations, on, codes)
-    return codes
+    """The jurisdiction codes of the registrations in force on ``on``."""
+    return frozenset(r.jurisdiction for r in registrations if r.covers(on))
 
 
 # How one row taxes a line (:func:`_terms`): (rate, the share of the amount taxed or None for all
@@ -386,7 +376,7 @@ def calculate(
     else:
         shares = [0] * len(inp.lines)
 
-    # Item rules (issue 31): delivery lines are looked at only when the calculation has one.
+    # Item rules: delivery lines are looked at only when the calculation has one.
     items = item_rules or NO_ITEM_RULES
     band_states = items.band_states
     states: list[str | None] = []
@@ -422,7 +412,7 @@ def calculate(
         how = sourced[idx]
         if how is not None:
             res = how.resolution
-        if res.place is not None:  # outside the US (issue 34)
+        if res.place is not None:  # outside the US
             plan = _international_plan(line, res, registered, settings, inp.include_unregistered, on)
         else:
             holiday = holidays.find(res.state, line.category, net, line.quantity, on) if holidays is not None else None
@@ -500,12 +490,7 @@ def _line_plan(
     holiday: HolidayMatch | None = None,
 ) -> tuple[Rule | None, tuple[object, ...]]:
     """(rule, entries): each entry a finished TaxRow (nothing taxed) or the
-    (jurisdiction, is_registered, detail) of a row to tax.
-
-    Worked out for every line: a memo of plans keyed by the identity of the
-    resolution and the rules saved 4.6 us of a 3-line calculation (22.8 -> 18.2 us
-    in-process; about 0.7% of the 660 us of server CPU of a gRPC calculation) and
-    was removed (issue 23; ``python -m bench.fast_paths``)."""
+    (jurisdiction, is_registered, detail) of a row to tax, worked out for every line."""
     extra = [line.customer_detail] if line.customer_detail else []
     if not res.supported:
         detail = "; ".join([*res.details, *extra])
@@ -679,7 +664,7 @@ def _international_plan(
     include_unregistered: bool,
     on: date,
 ) -> tuple[Rule | None, tuple[object, ...]]:
-    """:func:`_line_plan` of a line outside the US (issue 34, :mod:`levy.domain.tax.international`):
+    """:func:`_line_plan` of a line outside the US (:mod:`levy.domain.tax.international`):
     per tax level, in this order, a reverse charge (a valid business tax id of the destination),
     not registered (no registration covers the level: its own code, or ``EU-OSS`` in the EU),
     a customer's exemption override, an exempt category, else taxed at the category's rate (the

@@ -32,7 +32,6 @@ from levy.domain.tax.rates import DatedRate
 
 EU_OSS = "EU-OSS"
 # Codes a registration may name: a country (``DE``), a province (``CA-PR-BC``), or ``EU-OSS``.
-_PROVINCE_CODE = re.compile(r"(?P<country>[A-Z]{2})-PR-(?P<region>[A-Z]{2})\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,9 +312,3 @@ def _subdivision(country: Country, state: str | None, pointer: str, errors: list
                                        pointer=pointer, input=state))
         return None
     return code
-
-
-def province_code(code: str) -> tuple[str, str] | None:
-    """(country, region) of a ``CA-PR-BC`` shaped code, else None."""
-    m = _PROVINCE_CODE.match(code)
-    return (m["country"], m["region"]) if m else None

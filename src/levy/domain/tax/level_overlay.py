@@ -1,5 +1,5 @@
 """Official records that state a level replace what lower-ranked records say for
-that level and for everything the level includes (issue 31).
+that level and for everything the level includes.
 
 An official source may publish one rate for a level that contains taxes a
 lower-ranked source lists apart: Georgia's county rate (the SST rate file, the

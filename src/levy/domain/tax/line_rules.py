@@ -13,7 +13,7 @@ from typing import Protocol
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.codes import parse_tax_codes
 from levy.domain.tax.model import SALES_TAX_CODE, CustomerExemption
-from levy.domain.taxcodes import load_catalogue
+from levy.domain.taxcodes import Catalogue
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ def is_marked_product(tax_codes: Sequence[str], marked_sales_tax: bool) -> bool:
 
 
 def what_is_sold(own_codes: Sequence[str], preset_codes: Sequence[str] | None, preset_marked: bool,
-                 default_category: str | None, pointer: str) -> SoldAs:
+                 default_category: str | None, pointer: str, *, catalogue: Catalogue) -> SoldAs:
     """The line's tax codes by precedence (spec 4.5): its own ``tax_attributes``
     win over its product preset's codes, which win over the organization's
     default. Own attributes without a category take the preset's category (or
@@ -48,7 +48,7 @@ def what_is_sold(own_codes: Sequence[str], preset_codes: Sequence[str] | None, p
             parsed = parse_tax_codes(own_codes)
             return SoldAs(None, (), parsed.is_sales_tax, parsed.sales_tax_violation)
         base = parse_tax_codes(preset_codes) if preset_codes and not preset_marked else None
-        resolved = load_catalogue().resolve(
+        resolved = catalogue.resolve(
             list(own_codes), f"{pointer}/product/tax_attributes",
             default_category=(base.category if base and base.category else default_category),
         )
@@ -65,7 +65,7 @@ TAX_BEHAVIORS = ("exclusive", "inclusive")
 
 
 def is_inclusive(value: str | None, default: bool, pointer: str) -> bool:
-    """A line's ``tax_behavior`` (issue 31): ``inclusive`` (its amount includes the tax) or
+    """A line's ``tax_behavior``: ``inclusive`` (its amount includes the tax) or
     ``exclusive``; None (not sent) takes ``default`` (the request's). Anything else is 422 at ``pointer``."""
     if value is None:
         return default

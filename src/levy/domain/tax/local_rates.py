@@ -1,5 +1,5 @@
 """Imported local rates: the records every importer produces and the rate table
-resolves addresses from (issue 17). Plain frozen values, no I/O.
+resolves addresses from. Plain frozen values, no I/O.
 
 An importer (``levy.rates.*``) turns an official or third-party file into
 :class:`LocalRecord` rows; the store keeps them per import; ``RateTable``
@@ -50,7 +50,7 @@ from levy.domain.tax.model import JurisdictionType
 SourceKind = Literal["official_address", "official_zip", "estimated"]
 SOURCE_PRECEDENCE: dict[str, int] = {"official_address": 3, "official_zip": 2, "estimated": 1}
 
-ResolutionLevel = Literal["address", "zip4", "city", "zip5", "state", "country", "province"]  # the last two: outside the US (issue 34)
+ResolutionLevel = Literal["address", "zip4", "city", "zip5", "state", "country", "province"]  # the last two: outside the US
 RESOLUTION_LEVELS: tuple[str, ...] = ("address", "zip4", "city", "zip5", "state", "country", "province")
 
 

@@ -126,12 +126,12 @@ class LineInput:
     exemption: CustomerExemption | None = None
     customer_detail: str | None = None
     pointer: str = ""  # JSON pointer of this line, e.g. "/line_items/0"
-    # Where the line ships from (issue 19): a location's or the line's own address, None = destination as always.
+    # Where the line ships from: a location's or the line's own address, None = destination as always.
     ship_from: Address | None = None
     ship_from_label: str = ""  # e.g. "location loc_..." or "the line's ship_from address"
     ship_from_pointer: str = ""  # JSON pointer of the address for resolution errors
     ship_from_location: str = ""  # the location's id when the ship-from is a business location
-    # Levy extension (issue 31): the line's amount includes its tax (tax_behavior "inclusive").
+    # Levy extension: the line's amount includes its tax (tax_behavior "inclusive").
     inclusive: bool = False
     # The customer's tax ids (spec 2.5; TaxId): reverse charge (levy.domain.tax.international) outside the US.
     tax_ids: tuple[TaxId, ...] = ()
@@ -161,7 +161,7 @@ class TaxRow:
     tax_type: str = "sales_tax"
     exempt_reason: ExemptReason | None = None
     tax_amount_before_discounts: int = 0
-    # Which address put the row there (issue 19): "origin", "destination", or "" when the line had no ship-from.
+    # Which address put the row there: "origin", "destination", or "" when the line had no ship-from.
     sourcing: str = ""
 
 
@@ -185,9 +185,9 @@ class LineResult:
     detail: str = ""
     # How the line's address was resolved (levy.domain.tax.local_rates.RESOLUTION_LEVELS); "" for collected-tax lines.
     resolution: str = ""
-    # The sourcing rule applied (issue 19): "destination", "origin", "mixed"; "" when the line had no ship-from.
+    # The sourcing rule applied: "destination", "origin", "mixed"; "" when the line had no ship-from.
     sourcing: str = ""
-    # Issue 31: the line's amount included its tax; ``taxable_amount`` is then its price before tax
+    # The line's amount included its tax; ``taxable_amount`` is then its price before tax
     # (``taxable_amount + tax_amount`` = the amount less discounts) and ``amount`` the amount before
     # discounts less its tax before discounts, so that returns count sales net of the tax they include.
     inclusive: bool = False

@@ -1,4 +1,4 @@
-"""Place and street names as the rate table compares them (issue 17). Pure.
+"""Place and street names as the rate table compares them. Pure.
 
 * :func:`normalise_place` for city (and county) names: upper case, accents and
   apostrophes dropped, other punctuation and runs of spaces made one space,

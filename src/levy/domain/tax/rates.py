@@ -167,7 +167,7 @@ class Resolution:
     local_missing: bool = False
     level: ResolutionLevel = "state"
     how: str = ""
-    # Outside the US (issue 34): the country's (and province's) tax levels, a
+    # Outside the US: the country's (and province's) tax levels, a
     # levy.domain.tax.international.Place; None for a US address.
     place: Place | None = None
 
@@ -236,7 +236,7 @@ _EMPTY_ZIP = _ZipEntry()
 
 class AddressRecords(Protocol):
     """Address-level records (ZIP+4 ranges and street ranges) held outside the
-    table (issue 33: :mod:`levy.store.address_file` keeps them in a file every
+    table (:mod:`levy.store.address_file` keeps them in a file every
     worker maps through the page cache). Records come back ranked as
     :func:`_best_first` ranks them, street ranges normalised as
     :func:`normal_range` makes them."""
@@ -263,12 +263,12 @@ class RateTable:
     records: tuple[LocalRecord, ...] = ()
     # What an official level includes (levy.domain.tax.level_overlay): applied per ZIP when the table is built.
     inclusions: tuple[LevelInclusion, ...] = ()
-    # VAT and GST outside the US (issue 34; levy.domain.tax.international), None: US only.
+    # VAT and GST outside the US (levy.domain.tax.international), None: US only.
     international: International | None = None
     # The address-level records when they are held outside the table (they are then not in ``zips``).
     addresses: AddressRecords | None = None
     # Resolutions already worked out, by what decides them (see resolve): the
-    # table is immutable, so a resolution never changes; bounded. Kept (issue 23,
+    # table is immutable, so a resolution never changes; bounded. Kept (measured with
     # ``python -m bench.fast_paths``): 20.7 us against 35.6 us for a 3-line
     # calculation at three ZIP codes on the built-in tables (2% of a gRPC
     # calculation's server CPU; more with imported street-level records).
@@ -802,7 +802,7 @@ if TYPE_CHECKING:
 
 
 def _international(place: Place, on: date) -> Resolution:
-    """The resolution of an address outside the US (issue 34): one row per tax level at its standard
+    """The resolution of an address outside the US: one row per tax level at its standard
     rate on ``on`` (the engine applies the line's category rate, :mod:`levy.domain.tax.international`)."""
     rows = []
     details = []

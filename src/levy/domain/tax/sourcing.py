@@ -1,4 +1,4 @@
-"""Sourcing (issue 19): which address decides each jurisdiction row of a line.
+"""Sourcing: which address decides each jurisdiction row of a line.
 
 The rules are data (``levy/data/tax/sourcing.json``, read by
 :func:`levy.rates.builtin.load_sourcing`): per state, dated rules saying for

@@ -1,4 +1,4 @@
-"""The web console (issue 21): its users, their sessions, and the audit log of what
+"""The web console: its users, their sessions, and the audit log of what
 they did. Users belong to one organization with a role (``admin`` or ``member``)."""
 
 from sqlalchemy import Boolean, Column, ForeignKey, Index, Integer, LargeBinary, String, Table, UniqueConstraint
@@ -11,7 +11,7 @@ console_users = Table(
     Column("id", id_column_type(), primary_key=True),
     Column("organization_id", id_column_type(), ForeignKey("organizations.id"), nullable=False),
     # Lower-cased; unique in its organization (one sign-in form for all: sign-in finds the
-    # account of that email whose password matches). Issue 30: unique across organizations,
+    # account of that email whose password matches). Unique across organizations,
     # inviting an address told the inviting admin that another organization used it.
     Column("email", String(320), nullable=False),
     # argon2id, PHC string form.

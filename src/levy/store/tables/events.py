@@ -1,4 +1,4 @@
-"""Events (issue 35): the outbox.
+"""Events: the outbox.
 
 An event row is written in the same database transaction as the change it
 reports. ``sequence`` is given by the database (SQLite AUTOINCREMENT,
@@ -52,7 +52,7 @@ events = Table(
     sqlite_autoincrement=True,
 )
 
-# The time-based events already produced (issue 35): one row per organization and key (the
+# The time-based events already produced: one row per organization and key (the
 # event's type, its object and its period, levy.domain.event_jobs), inserted with ON CONFLICT DO
 # NOTHING in the transaction of the event it marks. The primary key makes the event once per
 # period however many replicas run the job at the same time.

@@ -1,4 +1,4 @@
-"""Filing (issue 8): returns, the transactions each filed return includes, and
+"""Filing: returns, the transactions each filed return includes, and
 the credits a filed return carries forward per jurisdiction.
 
 ``filing_transactions`` is unique on ``(transaction_id, state)``: a transaction
@@ -46,7 +46,7 @@ filing_transactions = Table(
     metadata,
     Column("filing_id", id_column_type(), ForeignKey("filings.id"), nullable=False),
     Column("transaction_id", id_column_type(), ForeignKey("transactions.id"), nullable=False),
-    # A US state's two letters, or the key of a return outside the US (issue 34: ``INTL-EU-OSS``).
+    # A US state's two letters, or the key of a return outside the US (``INTL-EU-OSS``).
     Column("state", String(16), nullable=False),
     Column("organization_id", id_column_type(), nullable=False),
     PrimaryKeyConstraint("filing_id", "transaction_id"),

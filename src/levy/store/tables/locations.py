@@ -1,4 +1,4 @@
-"""Business locations (issue 19): the organization's places of business, one of
+"""Business locations: the organization's places of business, one of
 which may be the default ship-from address of its sales.
 
 At most one non-archived default per organization: the store clears the

@@ -1,4 +1,4 @@
-"""Transactions (issue 7): the transaction, its goods lines with the full
+"""Transactions: the transaction, its goods lines with the full
 stored engine result (per line and per jurisdiction rows), and the
 attribution of tax-only transactions. Collected-tax (``SALES_TAX``) lines are
 never stored as lines: their total is ``tax_collected``.
@@ -58,7 +58,7 @@ transactions = Table(
     Column("held_off_reason", String(40), nullable=True),
     # JSON array of the registered jurisdiction codes in force on the transaction date.
     Column("registrations", Text(), nullable=False),
-    # Issue 37 (migration 0012): units of the filing currency per unit of ``currency`` (a decimal
+    # Migration 0012: units of the filing currency per unit of ``currency`` (a decimal
     # string) and the date it applies to; NULL in the filing currency. The marketplace facilitator's
     # name when the sale was made through one (its tax is the facilitator's to remit).
     Column("exchange_rate", String(40), nullable=True),
