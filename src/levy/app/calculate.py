@@ -38,7 +38,7 @@ from levy.domain.tax.model import (
     Registration,
     TaxId,
 )
-from levy.domain.transactions import check_transaction_date
+from levy.domain.transactions.rules import check_transaction_date
 from levy.rates.builtin import load_holidays, load_item_rules, load_sourcing, load_taxability
 from levy.store import calc_reads
 from levy.store.locations import all_locations

@@ -38,8 +38,8 @@ from levy.domain.money import allocate, parse_amount
 from levy.domain.tax.model import LineInput
 from levy.domain.tax.sourcing import source
 from levy.rates.builtin import load_sourcing
-from levy.domain.transaction_records import StoredLine, TransactionRecord
-from levy.domain.transactions import (
+from levy.domain.transactions.records import StoredLine, TransactionRecord
+from levy.domain.transactions.rules import (
     UNSET,
     LinePlan,
     check_full_credit_not_empty,
@@ -58,23 +58,23 @@ from levy.domain.transactions import (
     validate_source_field,
     validate_type,
 )
-from levy.domain.transactions_collected import (
+from levy.domain.transactions.collected import (
     LineSplit,
     TransactionLine,
     effective_codes,
 )
-from levy.domain.transactions_credits import (
+from levy.domain.transactions.credits import (
     FlatShare,
     check_credit,
     flat_credit,
     check_sale_change,
     credit_against,
 )
-from levy.domain.transactions_tax_only import attribute_tax_only
+from levy.domain.transactions.tax_only import attribute_tax_only
 from levy.store import exchange_rates
 from levy.store import transactions as store
 from levy.domain.pagination import PageRequest
-from levy.domain.transactions import TransactionSearch
+from levy.domain.transactions.rules import TransactionSearch
 from levy.v1 import transactions_pb2 as pb
 
 DUPLICATE_REFERENCE = "duplicate_reference_id"
@@ -332,7 +332,7 @@ async def against_parent(conn: AsyncConnection, parent: TransactionRecord, credi
     """``credit`` checked against what ``parent`` (locked by the caller) still covers after its other
     credits (``earlier`` when the caller read them already); when its lines are new, their tax is
     first derived from the parent's lines (the remaining-tax rule of
-    :mod:`levy.domain.transactions_credits`)."""
+    :mod:`levy.domain.transactions.credits`)."""
     if earlier is None:
         earlier = await store.credits_of(conn, parent.organization_id, parent.id, exclude_id=credit.id)
     if lines_changed:
@@ -664,7 +664,7 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
 
 async def search_transactions(conn: AsyncConnection, org: str, search: TransactionSearch,
                               page: PageRequest) -> tuple[list[TransactionRecord], bool]:
-    """The console's transaction search (:func:`levy.domain.transactions.parse_search`): a page,
+    """The console's transaction search (:func:`levy.domain.transactions.rules.parse_search`): a page,
     newest first by transaction date, and whether more follow."""
     return await store.search_transactions(conn, org, search, page.limit, page.starting_after)
 

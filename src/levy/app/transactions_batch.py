@@ -26,7 +26,7 @@ from levy.app import transactions as service
 from levy.app.context import CallContext
 from levy.domain.errors import ErrorItem, LevyError, RequestTooLarge
 from levy.domain.events import transaction_events
-from levy.domain.transaction_records import TransactionRecord
+from levy.domain.transactions.records import TransactionRecord
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
 

@@ -43,7 +43,7 @@ from levy.domain.exemptions import CERTIFICATE_STATUSES, EXEMPTION_TYPES
 from levy.domain.ids import new_ulid
 from levy.domain.money import currency_exponent
 from levy.domain.settings import CERTIFICATE_TREATMENTS
-from levy.domain.transactions import STATUSES, TYPES, parse_search
+from levy.domain.transactions.rules import STATUSES, TYPES, parse_search
 from levy.domain.pagination import page_request
 from levy.domain.periods import calendar_months, trailing_months
 from levy.store.console import SessionRecord, UserRecord
@@ -632,7 +632,7 @@ class Console(CatalogPages, WebhookPages):
 
     # ------------------------------------------------------------------ transactions
 
-    #: The search form's fields (``levy.domain.transactions.parse_search``'s arguments).
+    #: The search form's fields (``levy.domain.transactions.rules.parse_search``'s arguments).
     TRANSACTION_FILTERS = ("status", "type", "reference", "customer", "state", "date_from", "date_to")
 
     def _search_filters(self, req: Request) -> dict[str, str]:

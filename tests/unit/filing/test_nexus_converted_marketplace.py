@@ -14,7 +14,7 @@ from levy.domain.nexus_report import (
     counts_marketplace,
     nexus_report,
 )
-from levy.domain.transaction_records import in_filing_currency
+from levy.domain.transactions.records import in_filing_currency
 
 AS_OF = date(2026, 3, 31)
 

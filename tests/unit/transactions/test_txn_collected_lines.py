@@ -6,8 +6,8 @@ import pytest
 from txn_helpers import indexed, line, st
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.transactions import plan_lines
-from levy.domain.transactions_collected import (
+from levy.domain.transactions.rules import plan_lines
+from levy.domain.transactions.collected import (
     INVALID_SALES_TAX_LINE,
     RULE_ATTRIBUTE_SUFFIX,
     RULE_DISCOUNT,

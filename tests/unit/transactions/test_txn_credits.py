@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from levy.domain.errors import RequiredField, ValidationFailed
-from levy.domain.transactions import (
+from levy.domain.transactions.rules import (
     check_full_credit_not_empty,
     check_parent_found,
     credit_kind,
@@ -60,7 +60,7 @@ def test_parent_must_exist_unless_collected_only():
 def test_credit_goods_amounts_are_positive():
     from txn_helpers import indexed, line
 
-    from levy.domain.transactions import plan_lines
+    from levy.domain.transactions.rules import plan_lines
 
     lines = indexed(line("A", 1000), line("B", -1000))
     with pytest.raises(ValidationFailed) as ei:

@@ -9,8 +9,8 @@ import pytest
 
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.model import Address, CalculationInput, LineInput, Registration
-from levy.domain.transactions import plan_lines, tax_on_create
-from levy.domain.transactions_collected import TransactionLine
+from levy.domain.transactions.rules import plan_lines, tax_on_create
+from levy.domain.transactions.collected import TransactionLine
 
 TX = Address(state="TX", postal_code=None)
 REG = (Registration("US-ST-TX", date(2000, 1, 1)),)

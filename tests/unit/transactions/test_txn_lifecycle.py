@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from levy.domain.errors import FailedPrecondition, RequiredField, ValidationFailed
-from levy.domain.transactions import (
+from levy.domain.transactions.rules import (
     STATUSES,
     check_lines_editable,
     check_parent_fields,

@@ -10,8 +10,8 @@ from txn_helpers import indexed, line, st
 
 import levy
 from levy.domain.errors import ValidationFailed
-from levy.domain.transactions import plan_lines, tax_on_create
-from levy.domain.transactions_collected import (
+from levy.domain.transactions.rules import plan_lines, tax_on_create
+from levy.domain.transactions.collected import (
     RULE_MARKED_NEGATIVE,
     load_netting_policies,
     nets_marked_lines,

@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from txn_helpers import indexed, line
 from txn_helpers import st as st_line
 
-from levy.domain.transactions import tax_on_create
-from levy.domain.transactions_collected import split_lines
-from levy.domain.transactions_tax_only import attribute_tax_only
+from levy.domain.transactions.rules import tax_on_create
+from levy.domain.transactions.collected import split_lines
+from levy.domain.transactions.tax_only import attribute_tax_only
 
 CODES = [f"US-J-{i}" for i in range(8)]
 

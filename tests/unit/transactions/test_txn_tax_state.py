@@ -6,14 +6,14 @@ import pytest
 from txn_helpers import indexed, line, st
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.transactions import (
+from levy.domain.transactions.rules import (
     UNSET,
     TaxState,
     tax_on_amount_update,
     tax_on_create,
     tax_on_lines_update,
 )
-from levy.domain.transactions_collected import split_lines
+from levy.domain.transactions.collected import split_lines
 
 GOODS = indexed(line("A", 10000))
 WITH_ST = indexed(line("A", 10000), st("T1", 150, index=1), st("T2", 37, qty="2", index=2))  # 150 + 74 = 224

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from levy.domain.tax.codes import parse_tax_codes
 from levy.domain.tax.model import Address, Discount, LineInput
-from levy.domain.transactions_collected import TransactionLine
+from levy.domain.transactions.collected import TransactionLine
 
 CA = Address(line1="1 Market St", city="San Francisco", state="CA", postal_code="94105")
 NY = Address(line1="1 Broadway", city="New York", state="NY", postal_code="10004")

@@ -15,8 +15,8 @@ from levy.app.handlers.calculations import add_vat_checks, rate_string
 from levy.app.handlers.messages import optional, page_of, set_time
 from levy.app.registry import handles
 from levy.app.services import retry_write_conflicts
-from levy.domain.transaction_records import TransactionRecord
-from levy.domain.transactions import parse_list_filters
+from levy.domain.transactions.records import TransactionRecord
+from levy.domain.transactions.rules import parse_list_filters
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
 

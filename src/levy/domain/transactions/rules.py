@@ -5,13 +5,13 @@
   :func:`validate_source_field`, :func:`check_parent_fields`.
 - Lines (4.7): :func:`plan_lines` (collected-tax lines split off and
   validated, marked-line netting, tax-only detection); the details live in
-  :mod:`levy.domain.transactions_collected` and
-  :mod:`levy.domain.transactions_tax_only`.
+  :mod:`levy.domain.transactions.collected` and
+  :mod:`levy.domain.transactions.tax_only`.
 - Tax provided or calculated (2.8, 4.6 rule 7, 4.7 "Updating"): :class:`TaxState`
   and :func:`tax_on_create`, :func:`tax_on_lines_update`, :func:`tax_on_amount_update`.
 - Credits (4.6 workflows 3-5): :func:`credit_kind`, :func:`full_credit_lines`,
   :func:`check_full_credit_not_empty`, :func:`check_parent_found`; what credits may reverse
-  (the invariant, the remaining-tax rule) is :mod:`levy.domain.transactions_credits`.
+  (the invariant, the remaining-tax rule) is :mod:`levy.domain.transactions.credits`.
 
 ``reference_id`` uniqueness within the organization is the database's job
 (a unique index; the store turns the violation into 409 with the existing
@@ -31,13 +31,13 @@ from levy.domain.errors import FailedPrecondition, LevyError, RequiredField, Val
 from levy.domain.money import MAX_AMOUNT, mul_round, out_of_range, range_errors
 from levy.domain.periods import check_report_date
 from levy.domain.tax.engine import line_amount_errors
-from levy.domain.transactions_collected import (
+from levy.domain.transactions.collected import (
     LineSplit,
     TransactionLine,
     merged_customer_errors,
     split_lines,
 )
-from levy.domain.transactions_tax_only import HeldOffReason, is_tax_only
+from levy.domain.transactions.tax_only import HeldOffReason, is_tax_only
 
 TransactionType = Literal["sale", "credit"]
 Status = Literal["draft", "finalized", "filed", "void"]

@@ -35,7 +35,7 @@ from levy.domain.errors import FailedPrecondition, LevyError, ValidationFailed
 from levy.domain.filing import distribute_filing_tax, state_of
 from levy.domain.money import allocate, share_half_up
 from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
-from levy.domain.transaction_records import StoredLine, TransactionRecord, to_filing
+from levy.domain.transactions.records import StoredLine, TransactionRecord, to_filing
 
 #: Statuses in which a sale stands behind its credits.
 CREDITABLE = ("finalized", "filed")
