@@ -42,6 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app import constraints
 from levy.app.context import CallContext
+from levy.app.handlers.transactions import transaction_input
 from levy.app.services import AppServices
 from levy.app.transactions_batch import ItemResult, Planned, handed_over, plan
 from levy.config import Config
@@ -90,7 +91,7 @@ async def plan_bodies(ctx: CallContext, conn: AsyncConnection, bodies: list[dict
                 msg.Clear()
                 item_errors[i] = [ErrorItem(422, "validation_error", "Validation Error", str(e),
                                             pointer=f"/transactions/{i}")]
-    items = list(req.transactions)
+    items = [transaction_input(m) for m in req.transactions]
     try:
         constraints.check(req, item_errors)
     except LevyError as e:  # not about one item: every item fails with it

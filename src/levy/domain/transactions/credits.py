@@ -43,6 +43,19 @@ CREDITABLE = ("finalized", "filed")
 _RowKey = tuple[str, str]  # (jurisdiction_code, tax_type)
 
 
+def check_parent_usable(parent: TransactionRecord, pointer: str) -> None:
+    """A credit's parent is a sale (422 at ``pointer``) that stands behind credits: finalized or
+    filed (422 :class:`FailedPrecondition` with ``parent_status``)."""
+    if parent.type != "sale":
+        raise ValidationFailed(f"the parent transaction {parent.id} is a credit: a credit reverses a sale",
+                               pointer=pointer)
+    if parent.status not in CREDITABLE:
+        raise FailedPrecondition(
+            f"the parent transaction {parent.id} is '{parent.status}': only a finalized or filed sale can be credited",
+            pointer=pointer, meta={"parent_status": parent.status},
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Left:
     """What remains to credit (negative: credited beyond what was charged)."""
