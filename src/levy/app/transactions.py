@@ -12,16 +12,22 @@ docs/transactions.md.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app import audit, events
-from levy.app.calculate import Prepared, organization_settings, prepare, run_engine
+from levy.app.calculate import (
+    CalculationRequest,
+    Prepared,
+    organization_settings,
+    prepare,
+    run_engine,
+)
 from levy.app.context import CallContext
-from levy.app.transaction_lines import flat_lines, line_input
+from levy.app.transaction_lines import flat_lines
 from levy.domain import ids
 from levy.domain.currency import RETURNS_COUNTRY, choose_exchange_rate
 from levy.domain.errors import (
@@ -85,10 +91,11 @@ DUPLICATE_REFERENCE = "duplicate_reference_id"
 class TransactionInput:
     """What a create or an update request sends, as plain values (None: not sent).
 
-    ``calculation`` carries the request's calculation fields (``currency``, the discounts,
-    ``transaction_date``, ``tax_behavior``, ``line_items``) as :func:`levy.app.calculate.prepare`
-    reads them; ``present`` is the fields an update sends (a create reads what is set).
-    ``line_items_sent``: whether the request has any line item.
+    ``calculation`` is the request's calculation fields (``currency``, the discounts,
+    ``transaction_date``, ``tax_behavior``, ``line_items``); ``stored_lines`` each request line
+    as it is stored (:func:`levy.app.transaction_lines.line_input`: its bytes, and the message
+    answered with); ``present`` the fields an update sends (a create reads what is set);
+    ``line_items_sent`` whether the request has any line item.
     """
 
     type: str | None = None
@@ -100,12 +107,11 @@ class TransactionInput:
     tax_amount: str | None = None
     flat_amount: str | None = None
     marketplace_facilitator: str | None = None
-    transaction_date: datetime | None = None
-    tax_behavior: str | None = None
     exchange_rate: str | None = None
     exchange_rate_date: str | None = None
     line_items_sent: bool = False
-    calculation: Any = None
+    calculation: CalculationRequest = field(default_factory=CalculationRequest)
+    stored_lines: tuple[tuple[bytes, Any], ...] = ()
     present: tuple[str, ...] = ()
 
 
@@ -211,12 +217,12 @@ async def compute_lines(
 ) -> Computed:
     """Translate the request's line items (presets resolved), split collected-tax lines off (4.7),
     run the engine on the goods lines only. Raises every problem at once (422)."""
-    msg = inp.calculation
-    prepared = await prepare(ctx, msg, conn, require_lines=False)
+    calc = inp.calculation
+    prepared = await prepare(ctx, calc, conn, require_lines=False)
     details = prepared.details
     tlines = []
     for i, line in sorted(details.lines.items()):
-        own = list(msg.line_items[i].product.tax_attributes) or None
+        own = list(calc.line_items[i].tax_attributes) or None
         codes, _ = effective_codes(own, details.product_codes.get(i))
         tlines.append(TransactionLine(line, i, codes, details.merged_into.get(i)))
     all_errors = [*errors, *prepared.errors]
@@ -233,7 +239,7 @@ async def compute_lines(
     result = run_engine(ctx, prepared, plan.split.engine_lines, shape=False)
     stored = []
     for tl, res in zip(plan.split.goods, result.lines, strict=True):
-        data, line_msg = line_input(msg.line_items[tl.index], inp.tax_behavior)
+        data, line_msg = inp.stored_lines[tl.index]
         stored.append(StoredLine(data, res, details.customer_ids.get(tl.index), details.product_ids.get(tl.index),
                                  ship_from=ship_from_used(tl.line), message=line_msg))
     collected = tuple(tl for tl in tlines if tl.is_sales_tax)
@@ -269,9 +275,9 @@ def attribute(ctx: CallContext, computed: Computed, total: int) -> tuple[tuple[t
             reached.append(None)
             continue
         resolution = rates.resolve(tl.line.address, on, tl.pointer)
-        if resolution.place is not None:  # outside the US (issue 34): the registrations that cover each level
+        if resolution.place is not None:  # outside the US: the registrations that cover each level
             covers.update((level.code, level.covered_by) for level in resolution.place.levels)
-        elif tl.line.ship_from is not None:  # the jurisdictions the state's sourcing rule picks (issue 19)
+        elif tl.line.ship_from is not None:  # the jurisdictions the state's sourcing rule picks
             origin = rates.resolve(tl.line.ship_from, on, tl.pointer, tl.line.ship_from_pointer)
             sourced = source(resolution, origin, load_sourcing(), on, tl.line.ship_from_label)
             if sourced is not None:
@@ -442,7 +448,8 @@ async def create(ctx: CallContext, inp: TransactionInput, *, within: AsyncConnec
         c.raise_any()
     pointer = "/parent_transaction_id" if parent_id else "/parent_reference_id"
     now = utcnow()
-    txn_date = inp.transaction_date if inp.transaction_date is not None else now
+    sent_date = inp.calculation.transaction_date
+    txn_date = sent_date if sent_date is not None else now
     if kind in COPIED:  # otherwise checked with the calculation's fields (levy.app.calculate.prepare)
         c.attempt(check_transaction_date, txn_date)
 
@@ -559,7 +566,7 @@ async def update(ctx: CallContext, transaction_id: str, inp: TransactionInput) -
                 rec, tax=tax, lines=computed.lines, tax_only=computed.plan.tax_only, held_off_reason=held_off,
                 allocations=allocations, registrations=computed.registered_codes(), currency=calc.currency,
                 discount_amount=calc.discount_amount, vendor_discount_amount=calc.vendor_discount_amount,
-                transaction_date=(inp.transaction_date if inp.transaction_date is not None
+                transaction_date=(inp.calculation.transaction_date if inp.calculation.transaction_date is not None
                                   else cur.transaction_date),
             )
         elif tax_sent:

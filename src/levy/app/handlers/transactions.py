@@ -8,7 +8,6 @@ docs/transactions.md."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC
 
 from google.protobuf import json_format
 
@@ -16,10 +15,15 @@ from levy.app import transactions as service
 from levy.app import transactions_batch as batch
 from levy.app.context import CallContext
 from levy.app.error_objects import error_object
-from levy.app.handlers.calculations import add_vat_checks, rate_string
+from levy.app.handlers.calculations import (
+    add_vat_checks,
+    calculation_request,
+    rate_string,
+)
 from levy.app.handlers.messages import optional, page_of, present_fields, set_time
 from levy.app.registry import handles, input_names
 from levy.app.services import retry_write_conflicts
+from levy.app.transaction_lines import line_input
 from levy.domain.transactions.records import TransactionRecord
 from levy.domain.transactions.rules import CREATE_ONLY, parse_list_filters
 from levy.store import transactions as store
@@ -31,17 +35,18 @@ WRITABLE = input_names(pb.Transaction.DESCRIPTOR)
 _UPDATABLE = [f for f in WRITABLE if f not in CREATE_ONLY]
 #: The optional string fields of ``Transaction`` that :class:`TransactionInput` carries as they are.
 _SCALARS = ("type", "status", "source", "reference_id", "parent_transaction_id", "parent_reference_id",
-            "tax_amount", "flat_amount", "marketplace_facilitator", "tax_behavior", "exchange_rate",
-            "exchange_rate_date")
+            "tax_amount", "flat_amount", "marketplace_facilitator", "exchange_rate", "exchange_rate_date")
 
 
 def transaction_input(msg: pb.Transaction, present: Sequence[str] = ()) -> service.TransactionInput:
     """The values of a create or update request (``present``: the fields an update sends).
     Reads only; the service checks them."""
+    calculation = calculation_request(msg)
     return service.TransactionInput(
         **{name: optional(msg, name) for name in _SCALARS},
-        transaction_date=msg.transaction_date.ToDatetime(tzinfo=UTC) if msg.HasField("transaction_date") else None,
-        line_items_sent=bool(msg.line_items), calculation=msg, present=tuple(present),
+        line_items_sent=bool(msg.line_items), calculation=calculation,
+        stored_lines=tuple(line_input(li, calculation.tax_behavior) for li in msg.line_items),
+        present=tuple(present),
     )
 
 

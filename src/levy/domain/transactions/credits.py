@@ -1,4 +1,4 @@
-"""Credits against a sale (spec 4.6 workflows 3-5; issue 16): the one place of the credit rule.
+"""Credits against a sale (spec 4.6 workflows 3-5): the one place of the credit rule.
 
 The invariant: for every sale, its credits that are not void never exceed what it
 charged, **in total** (net amount of its goods lines, filing tax), **per line** (a
@@ -226,7 +226,7 @@ def credit_against(sale: TransactionRecord, earlier: Iterable[TransactionRecord]
     return replace(credit, lines=tuple(lines), tax=tax)
 
 
-# -- credits by amount (issue 37) ---------------------------------------------------------------
+# -- credits by amount -----------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

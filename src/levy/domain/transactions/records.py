@@ -36,7 +36,7 @@ class StoredLine:
     result: LineResult
     customer_id: str | None = None
     product_id: str | None = None
-    # The ship-from the line was taxed with (issue 19), as ``{"location_id"?, "address": {...}}``; None: none.
+    # The ship-from the line was taxed with, as ``{"location_id"?, "address": {...}}``; None: none.
     ship_from: dict[str, Any] | None = None
     # The same request line as a message when this process has just built it from the request
     # (responses copy it instead of parsing ``input`` again); None when read from the store.
@@ -74,7 +74,7 @@ class TransactionRecord:
     #: to; None when the transaction is in the filing currency (docs/transactions.md, "Currency").
     exchange_rate: str | None = None
     exchange_rate_date: date | None = None
-    #: The marketplace facilitator's name: its tax is the facilitator's to remit (issue 37).
+    #: The marketplace facilitator's name: its tax is the facilitator's to remit.
     marketplace_facilitator: str | None = None
 
     @property

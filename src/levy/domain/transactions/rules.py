@@ -142,7 +142,7 @@ def check_parent_fields(
     return named
 
 
-# -- transaction date (issue 37) -----------------------------------------------------------
+# -- transaction date -------------------------------------------------------------
 
 
 def check_transaction_date(on: datetime, pointer: str = "/transaction_date") -> datetime:
@@ -380,7 +380,7 @@ def credit_kind(transaction_type: TransactionType, *, has_parent: bool, line_ite
     A sale needs ``line_items``. A credit with a parent and no (or empty)
     ``line_items`` is a full credit copying the parent's stored lines; a credit
     that sends lines uses them, even when a parent is named; a credit with
-    neither lines nor parent is refused. ``flat_amount`` (issue 37) makes a credit
+    neither lines nor parent is refused. ``flat_amount`` makes a credit
     by amount: only a credit naming its parent, without ``line_items`` or
     ``tax_amount`` (its lines and tax come from the amount).
     """
