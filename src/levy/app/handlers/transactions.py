@@ -7,7 +7,7 @@ docs/transactions.md."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from google.protobuf import json_format
 
@@ -48,6 +48,12 @@ def transaction_input(msg: pb.Transaction, present: Sequence[str] = ()) -> servi
         stored_lines=tuple(line_input(li, calculation.tax_behavior) for li in msg.line_items),
         present=tuple(present),
     )
+
+
+def batch_inputs(msgs: Sequence[pb.Transaction], item_errors: Mapping[int, object]) -> list[service.TransactionInput]:
+    """The values of a batch's items; an item refused already (``item_errors``: unparsed, or
+    outside the field limits) is not read, and stands as an empty input."""
+    return [service.TransactionInput() if i in item_errors else transaction_input(m) for i, m in enumerate(msgs)]
 
 
 def to_message(rec: TransactionRecord) -> pb.Transaction:
@@ -161,5 +167,5 @@ async def batch_create(req: pb.BatchCreateTransactionsRequest, ctx: CallContext)
         return resp
 
     return await retry_write_conflicts(
-        lambda: batch.create_batch(ctx, [transaction_input(m) for m in req.transactions], ctx.item_errors, answer),
+        lambda: batch.create_batch(ctx, batch_inputs(req.transactions, ctx.item_errors), ctx.item_errors, answer),
         in_request_transaction=ctx.request_tx is not None)
