@@ -213,3 +213,20 @@ def test_grpc_batch_whose_answer_cannot_be_sent_stores_nothing(server: LevyServe
     # The big one over REST: 200, nothing new to create.
     r = http.post("/transactions/batch", json={"transactions": items}, timeout=120)
     assert r.status_code == 200 and r.json()["summary"] == {"created": 0, "existing": 62, "failed": 0}
+
+
+def test_grpc_batch_item_with_an_invalid_timestamp_fails_alone(server: LevyServer, channel: grpc.Channel,
+                                                              tenant: Tenant, admin_http: httpx.Client) -> None:
+    """gRPC callers can send any Timestamp: an item whose transaction_date is none (past year 9999, or
+    negative nanos) fails alone at its pointer, and the other items are stored."""
+    register(admin_http, "TX")
+    p = uid()
+    items = [json_format.ParseDict(sale(f"{p}-{i}", 1000), pb.Transaction()) for i in range(3)]
+    items[1].transaction_date.seconds = 10**12  # about the year 33658
+    items[2].transaction_date.nanos = -1
+    out = pbg.TransactionServiceStub(channel).BatchCreateTransactions(
+        pb.BatchCreateTransactionsRequest(transactions=items), metadata=md(tenant.key))
+    assert [d.status for d in out.data] == ["created", "failed", "failed"]
+    assert [[e.source.pointer for e in d.errors] for d in out.data] == [
+        [], ["/transactions/1/transaction_date"], ["/transactions/2/transaction_date"]]
+    assert out.data[0].transaction.tax_amount == "63"  # 1000 x 6.25 % = 62.5 -> 63 half up

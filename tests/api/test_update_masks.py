@@ -29,12 +29,14 @@ from txn_api import line, register
 from levy.v1 import customers_pb2 as cpb
 from levy.v1 import (
     customers_pb2_grpc,
+    events_pb2_grpc,
     filings_pb2_grpc,
     locations_pb2_grpc,
     organization_pb2_grpc,
     products_pb2_grpc,
     transactions_pb2_grpc,
 )
+from levy.v1 import events_pb2 as epb
 from levy.v1 import filings_pb2 as fpb
 from levy.v1 import locations_pb2 as lpb
 from levy.v1 import organization_pb2 as opb
@@ -122,6 +124,13 @@ def _filing(c: httpx.Client) -> tuple[dict[str, Any], str, str]:
     return f, f"/filings/{f['id']}", f"/filings/{f['id']}"
 
 
+def _webhook(c: httpx.Client) -> tuple[dict[str, Any], str, str]:
+    ep = _created(c.post("/webhook-endpoints", json={"url": "https://example.com/hook", "enabled_events": ["*"],
+                                                     "description": "Old"}))
+    ep.pop("secret")  # shown once, at creation
+    return ep, f"/webhook-endpoints/{ep['id']}", f"/webhook-endpoints/{ep['id']}"
+
+
 def _mask(paths: list[str]) -> field_mask_pb2.FieldMask:
     return field_mask_pb2.FieldMask(paths=paths)
 
@@ -165,6 +174,11 @@ CASES = [
          locations_pb2_grpc.LocationServiceStub, "UpdateLocation", _location, "PATCH", "name", "Grpc", "Rest",
          lambda r, v, m: lpb.UpdateLocationRequest(location_id=r["id"], location=lpb.BusinessLocation(name=v),
                                                    update_mask=_mask(m))),
+    Case("webhook", "webhook endpoint", "url, enabled_events, description, enabled",
+         events_pb2_grpc.WebhookServiceStub, "UpdateWebhookEndpoint", _webhook, "PATCH", "description", "Grpc",
+         "Rest",
+         lambda r, v, m: epb.UpdateWebhookEndpointRequest(
+             endpoint_id=r["id"], webhook_endpoint=epb.WebhookEndpoint(description=v), update_mask=_mask(m))),
     # A filing changes only by filing it; its other fields are refused with their own reason.
     Case("filing", "filing", "status", filings_pb2_grpc.FilingServiceStub, "UpdateFiling", _filing, "POST",
          "status", "filed", "filed",

@@ -12,8 +12,10 @@ import pytest
 from google.protobuf import json_format
 
 from levy.app.context import CallContext
+from levy.app.handlers.transactions import transaction_input
 from levy.app.organization import add_registration
 from levy.app.services import AppServices
+from levy.app.transactions import TransactionInput
 from levy.app.transactions_batch import (
     StalePlan,
     create_batch,
@@ -29,11 +31,15 @@ from levy.store.keys import SqlOrganizations
 from levy.v1 import transactions_pb2 as pb
 
 
-def sale(ref: str, price: int) -> pb.Transaction:
+def sale_message(ref: str, price: int) -> pb.Transaction:
     return json_format.ParseDict({"type": "sale", "status": "finalized", "transaction_date": "2025-06-01T00:00:00Z",
                                   "reference_id": ref, "line_items": [{"id": "1", "unit_price": str(price),
                                                                        "customer": {"address": {"state": "TX"}}}]},
                                  pb.Transaction())
+
+
+def sale(ref: str, price: int) -> TransactionInput:
+    return transaction_input(sale_message(ref, price))
 
 
 def test_reference_stored_between_plan_and_write(database_url: str) -> None:
@@ -69,12 +75,12 @@ def test_reference_stored_between_plan_and_write(database_url: str) -> None:
     asyncio.run(main())
 
 
-def credit(ref: str, parent_ref: str, price: int) -> pb.Transaction:
-    return json_format.ParseDict({"type": "credit", "status": "finalized", "transaction_date": "2025-06-02T00:00:00Z",
-                                  "reference_id": ref, "parent_reference_id": parent_ref,
-                                  "line_items": [{"id": "1", "unit_price": str(price),
-                                                  "customer": {"address": {"state": "TX"}}}]},
-                                 pb.Transaction())
+def credit(ref: str, parent_ref: str, price: int) -> TransactionInput:
+    return transaction_input(json_format.ParseDict(
+        {"type": "credit", "status": "finalized", "transaction_date": "2025-06-02T00:00:00Z", "reference_id": ref,
+         "parent_reference_id": parent_ref,
+         "line_items": [{"id": "1", "unit_price": str(price), "customer": {"address": {"state": "TX"}}}]},
+        pb.Transaction()))
 
 
 async def _org_context(services: AppServices, name: str) -> tuple[CallContext, str]:
@@ -126,7 +132,7 @@ def test_a_plan_handed_over_with_a_reference_stored_since_is_planned_again_by_th
         try:
             await migrate.upgrade(services.engine)
             ctx, org = await _org_context(services, "stale")
-            bodies = [json_format.MessageToDict(sale(ref, price), preserving_proto_field_name=True)
+            bodies = [json_format.MessageToDict(sale_message(ref, price), preserving_proto_field_name=True)
                       for ref, price in (("s-1", 1000), ("s-2", 2000))]
             async with services.uow() as conn:
                 planned = handed_over(await plan(ctx, conn, [sale("s-1", 1000), sale("s-2", 2000)]))

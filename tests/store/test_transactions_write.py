@@ -29,8 +29,8 @@ from sqlalchemy import func, select, text
 
 from levy.domain.ids import new_id
 from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
-from levy.domain.transaction_records import StoredLine, TransactionRecord
-from levy.domain.transactions import TaxState
+from levy.domain.transactions.records import StoredLine, TransactionRecord
+from levy.domain.transactions.rules import TaxState
 from levy.store import db, migrate, rows
 from levy.store import transactions as store
 from levy.store.db import (

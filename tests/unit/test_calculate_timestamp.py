@@ -1,4 +1,4 @@
-"""levy.app.calculate._utc reads a Timestamp as protobuf's ToDatetime(tzinfo=UTC) does."""
+"""levy.app.handlers.messages.timestamp_utc reads a Timestamp as protobuf's ToDatetime(tzinfo=UTC) does."""
 
 from datetime import UTC
 
@@ -6,7 +6,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from levy.app.calculate import _utc
+from levy.app.handlers.messages import timestamp_utc
 
 
 @given(seconds=st.integers(min_value=-62135596800, max_value=253402300799),
@@ -14,5 +14,5 @@ from levy.app.calculate import _utc
 def test_same_as_to_datetime(seconds: int, nanos: int) -> None:
     ts = Timestamp(seconds=seconds, nanos=nanos)
     expected = ts.ToDatetime(tzinfo=UTC)
-    got = _utc(ts)
+    got = timestamp_utc(ts)
     assert got == expected and got.utcoffset() == expected.utcoffset()

@@ -1,20 +1,20 @@
-"""The calculation service: request fields -> engine input -> result.
+"""The calculation service: request values -> engine input -> result.
 
-Shared by ``POST /calculations`` and (later) ``POST /transactions``: both send
-the calculation request fields (``currency``, ``discount_amount``,
-``vendor_discount_amount``, ``transaction_date``, ``line_items``). Presets are
-resolved with a constant number of queries on the caller's connection; rates
-and taxability rules come from memory (:mod:`levy.app.rates_runtime`).
-See docs/calculations.md.
+Shared by ``POST /calculations`` and the transactions service: both send the
+calculation request fields (``currency``, ``discount_amount``,
+``vendor_discount_amount``, ``transaction_date``, ``tax_behavior``,
+``line_items``), which the handlers turn into a :class:`CalculationRequest` of
+plain values. Presets are resolved with a constant number of queries on the
+caller's connection; rates and taxability rules come from memory
+(:mod:`levy.app.rates_runtime`). See docs/calculations.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -38,13 +38,82 @@ from levy.domain.tax.model import (
     Registration,
     TaxId,
 )
-from levy.domain.transactions import check_transaction_date
+from levy.domain.transactions.rules import check_transaction_date
 from levy.store import calc_reads
 from levy.store.locations import all_locations
 from levy.store.reference_data import ReferenceData
 
 DEFAULT_CUSTOMER_SOURCE = "native"
 _ONE = Decimal(1)
+
+
+# -- the request, as plain values (None: not sent) ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PresetRef:
+    """A line's product or customer preset: its id ("" when not sent), ``source`` and, for a
+    customer, ``source_account_id``."""
+
+    id: str
+    source: str | None = None
+    source_account_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DiscountSent:
+    """One of a line's ``discounts``: its id ("" when not sent) and amount."""
+
+    id: str
+    amount: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TaxIdSent:
+    """One of the customer's ``tax_ids`` ("" for a part not sent)."""
+
+    type: str
+    value: str
+    country: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShipFromSent:
+    """A line's ``ship_from``: a location id, an address, or (refused) both or neither."""
+
+    location_id: str | None = None
+    address: Address | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LineRequest:
+    """One line of the request. ``id`` is "" when not sent."""
+
+    id: str
+    quantity: str | None = None
+    unit_price: str | None = None
+    discounts: tuple[DiscountSent, ...] = ()
+    discount_amount: str | None = None
+    vendor_discount_amount: str | None = None
+    tax_attributes: tuple[str, ...] = ()
+    product_preset: PresetRef | None = None
+    address: Address | None = None
+    tax_ids: tuple[TaxIdSent, ...] = ()
+    customer_preset: PresetRef | None = None
+    ship_from: ShipFromSent | None = None
+    tax_behavior: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CalculationRequest:
+    """The calculation request fields (of ``POST /calculations`` or a transaction)."""
+
+    currency: str | None = None
+    discount_amount: str | None = None
+    vendor_discount_amount: str | None = None
+    transaction_date: datetime | None = None
+    tax_behavior: str | None = None
+    line_items: tuple[LineRequest, ...] = ()
 
 
 @dataclass
@@ -79,9 +148,9 @@ class Prepared:
 
 
 async def calculate(
-    ctx: CallContext, fields: Any, conn: AsyncConnection | None = None
+    ctx: CallContext, fields: CalculationRequest, conn: AsyncConnection | None = None
 ) -> tuple[CalculationResult, CalculationDetails]:
-    """Calculate the tax of a message carrying the calculation request fields.
+    """Calculate the tax of the calculation request ``fields``.
 
     Raises ValidationFailed (calculation error shape, see :func:`levy.domain.tax.calc_errors.shape_error`).
     """
@@ -112,9 +181,9 @@ def run_engine(
 
 
 async def prepare(
-    ctx: CallContext, fields: Any, conn: AsyncConnection | None = None, *, require_lines: bool = True
+    ctx: CallContext, fields: CalculationRequest, conn: AsyncConnection | None = None, *, require_lines: bool = True
 ) -> Prepared:
-    """Translate the calculation request fields of ``fields`` into the engine's input.
+    """Translate the calculation request ``fields`` into the engine's input.
 
     ``conn``: the caller's transaction, for what the preset cache lacks; without
     one, a read unit of work is opened only when the cache lacks something.
@@ -122,22 +191,21 @@ async def prepare(
     Problems are collected in ``Prepared.errors`` (a line that fails is left out
     of the input) so that callers report them together with their own.
     """
-    org = ctx.organization_id
     collector = ErrorCollector()
     errors, attempt = collector.errors, collector.attempt
-    currency = fields.currency if fields.HasField("currency") else "USD"
-    discount = attempt(parse_amount, fields.discount_amount, "/discount_amount") if fields.HasField("discount_amount") else 0
+    currency = fields.currency if fields.currency is not None else "USD"
+    discount = attempt(parse_amount, fields.discount_amount, "/discount_amount") \
+        if fields.discount_amount is not None else 0
     vendor = (
         attempt(parse_amount, fields.vendor_discount_amount, "/vendor_discount_amount")
-        if fields.HasField("vendor_discount_amount")
+        if fields.vendor_discount_amount is not None
         else 0
     )
-    on = _utc(fields.transaction_date) if fields.HasField("transaction_date") else None
+    on = fields.transaction_date
     if on is not None:
         attempt(check_transaction_date, on)
-    inclusive = bool(attempt(line_rules.is_inclusive, fields.tax_behavior if fields.HasField("tax_behavior") else None,
-                             False, "/tax_behavior"))
-    items = list(fields.line_items)
+    inclusive = bool(attempt(line_rules.is_inclusive, fields.tax_behavior, False, "/tax_behavior"))
+    items = fields.line_items
     if not items and require_lines:
         errors.append(ValidationFailed("At least one line item is required.", pointer="/line_items", type="missing"))
 
@@ -145,9 +213,8 @@ async def prepare(
     settings, registrations, product_rows, customer_rows, locations = await _presets(
         ctx,
         conn,
-        # An unset preset reads as an empty one: its id is "".
-        [pid for li in items if (pid := li.product.preset.id)],
-        [cid for li in items if (cid := li.customer.preset.id)],
+        [pp.id for li in items if (pp := li.product_preset) is not None and pp.id],
+        [cp.id for li in items if (cp := li.customer_preset) is not None and cp.id],
     )
 
     default_codes = parse_tax_codes(tuple(settings.default_tax_codes))
@@ -180,16 +247,6 @@ async def prepare(
     )
     exemption_settings = ExemptionSettings(settings.exemption_management, settings.certificate_treatment)  # type: ignore[arg-type]
     return Prepared(details, errors, registrations, exemption_settings)
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _utc(ts: Any) -> datetime:
-    """``Timestamp.ToDatetime(tzinfo=UTC)`` without its Python-level detours (same
-    value: nanos are non-negative, checked with the field limits, and truncated to
-    microseconds as protobuf does)."""
-    return _EPOCH + timedelta(seconds=ts.seconds, microseconds=ts.nanos // 1000)
 
 
 async def _presets(
@@ -248,7 +305,7 @@ async def _read_presets(
 
 def _line(
     i: int,
-    li: Any,
+    li: LineRequest,
     product_rows: dict[str, calc_reads.ProductRow],
     customer_rows: list[calc_reads.CustomerRow],
     default_category: str | None,
@@ -265,40 +322,39 @@ def _line(
     p = f"/line_items/{i}"
     collector = ErrorCollector()
     errs, attempt = collector.errors, collector.attempt
-    has = li.HasField
     if not li.id:
         errs.append(calc_errors.line_id_required(p))
-    quantity = attempt(parse_quantity, li.quantity, f"{p}/quantity") if has("quantity") else _ONE
-    if has("unit_price"):
+    quantity = attempt(parse_quantity, li.quantity, f"{p}/quantity") if li.quantity is not None else _ONE
+    if li.unit_price is not None:
         unit_price = attempt(parse_amount, li.unit_price, f"{p}/unit_price", allow_negative=True)
     else:
         unit_price = None
         errs.append(calc_errors.unit_price_required(p))
     discounts: list[Discount] = []
     for j, d in enumerate(li.discounts):
-        if not d.HasField("amount"):
+        if d.amount is None:
             errs.append(calc_errors.discount_amount_required(p, j))
             continue
         amount = attempt(parse_amount, d.amount, f"{p}/discounts/{j}/amount")
         if amount is not None:
             discounts.append(Discount(d.id if d.id else f"discount_{j}", amount))
-    line_discount = attempt(parse_amount, li.discount_amount, f"{p}/discount_amount") if has("discount_amount") else 0
+    line_discount = attempt(parse_amount, li.discount_amount, f"{p}/discount_amount") \
+        if li.discount_amount is not None else 0
     line_vendor = (
         attempt(parse_amount, li.vendor_discount_amount, f"{p}/vendor_discount_amount")
-        if has("vendor_discount_amount") else 0
+        if li.vendor_discount_amount is not None else 0
     )
 
     # What is sold: the product preset, if any, then the rules of precedence.
     preset_codes: tuple[str, ...] | None = None
     preset_marked = False
-    product = li.product
-    if product.HasField("preset"):
-        preset = product.preset
+    preset = li.product_preset
+    if preset is not None:
         pid = preset.id
         row = product_rows.get(pid) if pid else None
         if not pid:
             errs.append(calc_errors.product_preset_id_required(p))
-        elif row is None or (preset.HasField("source") and preset.source != row.source):
+        elif row is None or (preset.source is not None and preset.source != row.source):
             errs.append(calc_errors.no_such_product(p, pid))
         elif row.archived:
             errs.append(calc_errors.product_archived(p, pid))
@@ -307,33 +363,29 @@ def _line(
             details.product_codes[i] = row.tax_codes
             preset_codes = row.tax_codes
             preset_marked = line_rules.is_marked_product(row.tax_codes, row.marked_sales_tax)
-    sold = attempt(line_rules.what_is_sold, tuple(product.tax_attributes), preset_codes, preset_marked,
+    sold = attempt(line_rules.what_is_sold, li.tax_attributes, preset_codes, preset_marked,
                    default_category, p, catalogue=reference.catalogue) or line_rules.SoldAs(None)
 
     # Who buys, and where.
-    address = None
-    customer = li.customer
-    if customer.HasField("address"):
-        address = _address(customer.address)
-    tax_ids = _tax_ids(customer.tax_ids, f"{p}/customer/tax_ids", errs) if customer.tax_ids else ()
+    address = li.address
+    tax_ids = _tax_ids(li.tax_ids, f"{p}/customer/tax_ids", errs) if li.tax_ids else ()
     match = line_rules.CustomerMatch()
-    if customer.HasField("preset"):
-        cp = customer.preset
+    cp = li.customer_preset
+    if cp is not None:
         source = attempt(validate_source, cp.source, f"{p}/customer/preset/source",
-                         sources=reference.customer_sources) if cp.HasField("source") \
+                         sources=reference.customer_sources) if cp.source is not None \
             else DEFAULT_CUSTOMER_SOURCE
         if not cp.id:
             errs.append(calc_errors.customer_preset_id_required(p))
         elif source is not None:
-            account = cp.source_account_id if cp.HasField("source_account_id") else None
-            match = line_rules.match_customer(customer_rows, source, cp.id, account)
+            match = line_rules.match_customer(customer_rows, source, cp.id, cp.source_account_id)
             if match.customer_id is not None:
                 details.customer_ids[i] = match.customer_id
             if match.merged_into:
                 details.merged_into[i] = match.merged_into
 
-    ship_from = origins.of(li, p, errs)
-    if has("tax_behavior"):
+    ship_from = origins.of(li.ship_from, p, errs)
+    if li.tax_behavior is not None:
         inclusive = bool(attempt(line_rules.is_inclusive, li.tax_behavior, inclusive, f"{p}/tax_behavior"))
     if errs:
         raise ValidationFailed.many(errs)  # type: ignore[arg-type]
@@ -343,7 +395,7 @@ def _line(
                      tax_ids=tax_ids)
 
 
-def _tax_ids(items: Any, pointer: str, errs: list[LevyError]) -> tuple[TaxId, ...]:
+def _tax_ids(items: tuple[TaxIdSent, ...], pointer: str, errs: list[LevyError]) -> tuple[TaxId, ...]:
     """The customer's ``tax_ids`` (spec 2.5): each needs a type and a value (422 at the missing one);
     whether an id is valid is the engine's to say (a malformed id earns no reverse charge)."""
     out: list[TaxId] = []
@@ -355,13 +407,6 @@ def _tax_ids(items: Any, pointer: str, errs: list[LevyError]) -> tuple[TaxId, ..
         if not missing:
             out.append(TaxId(t.type.strip(), t.value, t.country.strip().upper() or None))
     return tuple(out)
-
-
-def _address(a: Any) -> Address:
-    # Unset optional strings read as "": None for those (ListFields names the set ones).
-    given = {f.name: v for f, v in a.ListFields()}
-    return Address(given.get("line1"), given.get("city"), given.get("state"), given.get("country"),
-                   given.get("postal_code"))
 
 
 _NO_SHIP_FROM: tuple[None, str, str, str] = (None, "", "", "")
@@ -377,20 +422,18 @@ class Origins:
         self.by_id = {loc.id: loc for loc in locations}
         self.default = next((loc for loc in locations if loc.is_default and not loc.archived and loc.covers(on)), None)
 
-    def of(self, li: Any, p: str, errs: list[LevyError]) -> tuple[Address | None, str, str, str]:
-        """(address, label, pointer, location id) of the line's ship-from; problems go to ``errs``."""
-        if not li.HasField("ship_from"):
+    def of(self, sf: ShipFromSent | None, p: str, errs: list[LevyError]) -> tuple[Address | None, str, str, str]:
+        """(address, label, pointer, location id) of the line's ship-from ``sf``; problems go to ``errs``."""
+        if sf is None:
             if self.default is None:
                 return _NO_SHIP_FROM
             d = self.default
             return d.address, f"default location {d.id}", f"{p}/ship_from", d.id
-        sf = li.ship_from
-        has_id, has_address = sf.HasField("location_id"), sf.HasField("address")
-        if has_id and has_address:
+        if sf.location_id is not None and sf.address is not None:
             errs.append(ValidationFailed("Send ship_from.location_id or ship_from.address, not both.",
                                          pointer=f"{p}/ship_from"))
             return _NO_SHIP_FROM
-        if has_id:
+        if sf.location_id is not None:
             loc = self.by_id.get(sf.location_id)
             if loc is None:
                 errs.append(NotFound(f"No business location '{sf.location_id}'.", pointer=f"{p}/ship_from/location_id"))
@@ -400,8 +443,8 @@ class Origins:
                                              pointer=f"{p}/ship_from/location_id", type="archived"))
                 return _NO_SHIP_FROM
             return loc.address, f"location {loc.id}", f"{p}/ship_from/location_id", loc.id
-        if has_address:
-            a = _address(sf.address)
+        if sf.address is not None:
+            a = sf.address
             if not a.postal_code and (a.country or "US").strip().upper() in ("US", "USA"):
                 errs.append(RequiredField("ship_from.address.postal_code", pointer=f"{p}/ship_from/address/postal_code",
                                           detail="A US ship_from address needs a postal code (its ZIP places it "

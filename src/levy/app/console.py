@@ -42,8 +42,8 @@ from levy.domain.errors import (
 from levy.domain.customers import CustomerRecord
 from levy.domain.pagination import PageRequest
 from levy.domain.ratelimit import Limit
-from levy.domain.transaction_records import TransactionRecord
-from levy.domain.transactions import TransactionSearch
+from levy.domain.transactions.records import TransactionRecord
+from levy.domain.transactions.rules import TransactionSearch
 from levy.store.console import AuditRecord, SessionRecord, SqlConsole, UserRecord
 from levy.store.customers import SqlCustomers
 from levy.store.organization import lock_organization

@@ -28,7 +28,7 @@ from levy.domain.events import TYPES, EventFilters, WatchCursor
 from levy.domain.exemptions import Certificate
 from levy.domain.nexus_report import NexusStateReport
 from levy.domain.pagination import PageRequest
-from levy.domain.transaction_records import TransactionRecord
+from levy.domain.transactions.records import TransactionRecord
 from levy.store import events as store
 from levy.store.db import transaction
 from levy.store.events import EventRecord

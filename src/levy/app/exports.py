@@ -24,8 +24,8 @@ from levy.domain.exports import (
     summarize,
     transaction_row,
 )
-from levy.domain.transaction_records import TransactionRecord
-from levy.domain.transactions import TransactionSearch
+from levy.domain.transactions.records import TransactionRecord
+from levy.domain.transactions.rules import TransactionSearch
 from levy.store import transactions as store
 from levy.store.customers import SqlCustomers
 

@@ -5,7 +5,7 @@ organization; the business rules are in :mod:`levy.domain.filing`,
 :mod:`levy.domain.filing_rules` and :mod:`levy.domain.nexus_report`.
 
 Inputs are the stored transactions as they are (never recalculated):
-:func:`levy.domain.transaction_records.to_filing`.
+:func:`levy.domain.transactions.records.to_filing`.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ from levy.domain.nexus_report import (
     nexus_report,
 )
 from levy.domain.periods import check_report_date
-from levy.domain.transaction_records import TransactionRecord, to_filing
-from levy.domain.transactions import check_transition
+from levy.domain.transactions.records import TransactionRecord, to_filing
+from levy.domain.transactions.rules import check_transition
 from levy.store import exchange_rates
 from levy.store import filings as store
 from levy.store import transactions as transactions_store

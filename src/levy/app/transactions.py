@@ -1,50 +1,71 @@
-"""The transactions service (issue 7): create and update in ONE database transaction.
+"""The transactions service: create and update, each in ONE database transaction.
 
-Wires the pure rules of :mod:`levy.domain.transactions` (lifecycle, lines,
-tax provided or calculated, credits, tax-only attribution) to the calculation
-service (:mod:`levy.app.calculate`: request translation with presets, engine)
-and the store (:mod:`levy.store.transactions`). The handler module only turns
-messages into calls and records into messages. See docs/transactions.md.
+Takes plain values (:class:`TransactionInput`, built by the handlers from the request) and
+returns domain records (:class:`levy.domain.transactions.records.TransactionRecord`). Wires the
+pure rules of :mod:`levy.domain.transactions` (lifecycle, lines, tax provided or calculated,
+what an update may change, credits, tax-only attribution) to the calculation service
+(:mod:`levy.app.calculate`: request translation with presets, engine), the stored line format
+(:mod:`levy.app.transaction_lines`) and the store (:mod:`levy.store.transactions`). See
+docs/transactions.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app import audit, events
-from levy.app.calculate import Prepared, organization_settings, prepare, run_engine
+from levy.app.calculate import (
+    CalculationRequest,
+    Prepared,
+    organization_settings,
+    prepare,
+    run_engine,
+)
 from levy.app.context import CallContext
-from levy.app.handlers.messages import optional, present_fields
-from levy.app.registry import input_names, output_only_names
+from levy.app.transaction_lines import flat_lines
 from levy.domain import ids
+from levy.domain.currency import RETURNS_COUNTRY, choose_exchange_rate
 from levy.domain.errors import (
     Conflict,
     ErrorCollector,
     FailedPrecondition,
     LevyError,
     NotFound,
-    RequiredField,
     ValidationFailed,
 )
-from levy.domain.currency import RETURNS_COUNTRY, choose_exchange_rate
 from levy.domain.events import status_event, transaction_events
 from levy.domain.money import allocate, parse_amount
+from levy.domain.pagination import PageRequest
 from levy.domain.tax.model import LineInput
 from levy.domain.tax.sourcing import source
-from levy.domain.transaction_records import StoredLine, TransactionRecord
-from levy.domain.transactions import (
+from levy.domain.transactions.collected import (
+    LineSplit,
+    TransactionLine,
+    effective_codes,
+)
+from levy.domain.transactions.credits import (
+    check_credit,
+    check_parent_usable,
+    check_sale_change,
+    credit_against,
+    flat_credit,
+)
+from levy.domain.transactions.records import StoredLine, TransactionRecord
+from levy.domain.transactions.rules import (
     UNSET,
     LinePlan,
+    TransactionSearch,
+    check_amount_changeable,
     check_full_credit_not_empty,
     check_lines_editable,
     check_parent_fields,
     check_parent_found,
+    check_recorded,
     check_transaction_date,
     check_transition,
     credit_kind,
@@ -53,40 +74,45 @@ from levy.domain.transactions import (
     tax_on_amount_update,
     tax_on_create,
     tax_on_lines_update,
+    update_field_errors,
     validate_create_status,
     validate_source_field,
     validate_type,
 )
-from levy.domain.transactions_collected import (
-    LineSplit,
-    TransactionLine,
-    effective_codes,
-)
-from levy.domain.transactions_credits import (
-    FlatShare,
-    check_credit,
-    flat_credit,
-    check_sale_change,
-    credit_against,
-)
-from levy.domain.transactions_tax_only import attribute_tax_only
+from levy.domain.transactions.tax_only import attribute_tax_only
+from levy.rates.builtin import load_sourcing
 from levy.store import exchange_rates
 from levy.store import transactions as store
-from levy.domain.pagination import PageRequest
-from levy.domain.transactions import TransactionSearch
-from levy.v1 import transactions_pb2 as pb
 
 DUPLICATE_REFERENCE = "duplicate_reference_id"
-NOT_RECORDED = "not_recorded"
 
-#: Fields of ``Transaction`` a request may send (the rest are ``OUTPUT_ONLY`` in the proto).
-WRITABLE = input_names(pb.Transaction.DESCRIPTOR)
-#: Fixed at creation.
-CREATE_ONLY = ("type", "parent_transaction_id", "parent_reference_id", "source", "flat_amount",
-               "marketplace_facilitator")
-#: Change the calculation: draft only, and together with ``line_items``.
-CALCULATION_FIELDS = ("currency", "discount_amount", "vendor_discount_amount", "transaction_date", "tax_behavior")
-_LINE_OUTPUTS = output_only_names(pb.TransactionLineItem.DESCRIPTOR)
+
+@dataclass(frozen=True, slots=True)
+class TransactionInput:
+    """What a create or an update request sends, as plain values (None: not sent).
+
+    ``calculation`` is the request's calculation fields (``currency``, the discounts,
+    ``transaction_date``, ``tax_behavior``, ``line_items``); ``stored_lines`` each request line
+    as it is stored (:func:`levy.app.transaction_lines.line_input`: its bytes, and the message
+    answered with); ``present`` the fields an update sends (a create reads what is set);
+    ``line_items_sent`` whether the request has any line item.
+    """
+
+    type: str | None = None
+    status: str | None = None
+    source: str | None = None
+    reference_id: str | None = None
+    parent_transaction_id: str | None = None
+    parent_reference_id: str | None = None
+    tax_amount: str | None = None
+    flat_amount: str | None = None
+    marketplace_facilitator: str | None = None
+    exchange_rate: str | None = None
+    exchange_rate_date: str | None = None
+    line_items_sent: bool = False
+    calculation: CalculationRequest = field(default_factory=CalculationRequest)
+    stored_lines: tuple[tuple[bytes, Any], ...] = ()
+    present: tuple[str, ...] = ()
 
 
 def transaction_path(transaction_id: str) -> str:
@@ -95,23 +121,6 @@ def transaction_path(transaction_id: str) -> str:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def _line_input(li: pb.TransactionLineItem, tax_behavior: str | None = None) -> tuple[bytes, pb.TransactionLineItem]:
-    """The request line as received (its input fields), stored and echoed back: serialized
-    and as the message (the request's own when it sets no output field, as it usually does not).
-    ``tax_behavior``: the transaction's, stored on a line that sends none (issue 31: each line
-    keeps the behaviour it was taxed with)."""
-    inherit = tax_behavior is not None and not li.HasField("tax_behavior")
-    if not inherit and not any(f.name in _LINE_OUTPUTS for f, _ in li.ListFields()):
-        return li.SerializeToString(deterministic=True), li
-    clean = pb.TransactionLineItem()
-    clean.CopyFrom(li)
-    for name in _LINE_OUTPUTS:
-        clean.ClearField(name)
-    if inherit:
-        clean.tax_behavior = tax_behavior
-    return clean.SerializeToString(deterministic=True), clean
 
 
 def _duplicate(reference_id: str, existing_id: str) -> Conflict:
@@ -127,15 +136,15 @@ def not_found(transaction_id: str) -> NotFound:
     return NotFound(f"No transaction with id '{transaction_id}'.", pointer=None)
 
 
-def _tax_amount(msg: pb.Transaction) -> int | None:
-    return parse_amount(msg.tax_amount, "/tax_amount") if msg.HasField("tax_amount") else None
+def _tax_amount(inp: TransactionInput) -> int | None:
+    return parse_amount(inp.tax_amount, "/tax_amount") if inp.tax_amount is not None else None
 
 
-def _marketplace(msg: pb.Transaction) -> str | None:
-    """The marketplace facilitator's name (issue 37), trimmed; a blank name is 422."""
-    if not msg.HasField("marketplace_facilitator"):
+def _marketplace(inp: TransactionInput) -> str | None:
+    """The marketplace facilitator's name, trimmed; a blank name is 422."""
+    if inp.marketplace_facilitator is None:
         return None
-    name = msg.marketplace_facilitator.strip()
+    name = inp.marketplace_facilitator.strip()
     if not name:
         raise ValidationFailed("marketplace_facilitator names the facilitator (for example 'Amazon'); leave it out "
                                "for the seller's own sales.", pointer="/marketplace_facilitator")
@@ -152,7 +161,7 @@ async def returns_currency(ctx: CallContext, conn: AsyncConnection | None) -> st
 
 
 async def settle_currency(ctx: CallContext, conn: AsyncConnection | None, rec: TransactionRecord,
-                          msg: pb.Transaction, parent: TransactionRecord | None, *,
+                          inp: TransactionInput, parent: TransactionRecord | None, *,
                           sent: bool = True) -> TransactionRecord:
     """``rec`` with the exchange rate it stores (:func:`levy.domain.currency.choose_exchange_rate`)
     and, for a credit of a marketplace sale, its sale's facilitator. ``sent``: whether the request
@@ -160,8 +169,8 @@ async def settle_currency(ctx: CallContext, conn: AsyncConnection | None, rec: T
     rates are read (in ``conn``, or a read of its own) only when no rate is given."""
     if parent is not None and parent.marketplace_facilitator:
         rec = replace(rec, marketplace_facilitator=parent.marketplace_facilitator)
-    sent_rate = optional(msg, "exchange_rate") if sent else None
-    sent_date = optional(msg, "exchange_rate_date") if sent else None
+    sent_rate = inp.exchange_rate if sent else None
+    sent_date = inp.exchange_rate_date if sent else None
     if sent_rate is None and sent_date is not None:  # a new date for the rate already stored
         sent_rate = rec.exchange_rate
     if sent_rate is None and rec.exchange_rate is not None:
@@ -204,16 +213,17 @@ class Computed:
 
 
 async def compute_lines(
-    ctx: CallContext, conn: AsyncConnection | None, msg: pb.Transaction, *, transaction_type: str, source: str,
+    ctx: CallContext, conn: AsyncConnection | None, inp: TransactionInput, *, transaction_type: str, source: str,
     has_parent: bool, errors: list[LevyError],
 ) -> Computed:
-    """Translate ``msg.line_items`` (presets resolved), split collected-tax lines off (4.7),
+    """Translate the request's line items (presets resolved), split collected-tax lines off (4.7),
     run the engine on the goods lines only. Raises every problem at once (422)."""
-    prepared = await prepare(ctx, msg, conn, require_lines=False)
+    calc = inp.calculation
+    prepared = await prepare(ctx, calc, conn, require_lines=False)
     details = prepared.details
     tlines = []
     for i, line in sorted(details.lines.items()):
-        own = list(msg.line_items[i].product.tax_attributes) or None
+        own = list(calc.line_items[i].tax_attributes) or None
         codes, _ = effective_codes(own, details.product_codes.get(i))
         tlines.append(TransactionLine(line, i, codes, details.merged_into.get(i)))
     all_errors = [*errors, *prepared.errors]
@@ -230,7 +240,7 @@ async def compute_lines(
     result = run_engine(ctx, prepared, plan.split.engine_lines, shape=False)
     stored = []
     for tl, res in zip(plan.split.goods, result.lines, strict=True):
-        data, line_msg = _line_input(msg.line_items[tl.index], msg.tax_behavior if msg.HasField("tax_behavior") else None)
+        data, line_msg = inp.stored_lines[tl.index]
         stored.append(StoredLine(data, res, details.customer_ids.get(tl.index), details.product_ids.get(tl.index),
                                  ship_from=ship_from_used(tl.line), message=line_msg))
     collected = tuple(tl for tl in tlines if tl.is_sales_tax)
@@ -238,7 +248,7 @@ async def compute_lines(
 
 
 def ship_from_used(line: LineInput) -> dict[str, Any] | None:
-    """What a stored line keeps of its ship-from (issue 19): the location id, if any, and the address."""
+    """What a stored line keeps of its ship-from: the location id, if any, and the address."""
     a = line.ship_from
     if a is None:
         return None
@@ -266,9 +276,9 @@ def attribute(ctx: CallContext, computed: Computed, total: int) -> tuple[tuple[t
             reached.append(None)
             continue
         resolution = rates.resolve(tl.line.address, on, tl.pointer)
-        if resolution.place is not None:  # outside the US (issue 34): the registrations that cover each level
+        if resolution.place is not None:  # outside the US: the registrations that cover each level
             covers.update((level.code, level.covered_by) for level in resolution.place.levels)
-        elif tl.line.ship_from is not None:  # the jurisdictions the state's sourcing rule picks (issue 19)
+        elif tl.line.ship_from is not None:  # the jurisdictions the state's sourcing rule picks
             origin = rates.resolve(tl.line.ship_from, on, tl.pointer, tl.line.ship_from_pointer)
             sourced = source(resolution, origin, ctx.services.reference.sourcing, on, tl.line.ship_from_label)
             if sourced is not None:
@@ -315,24 +325,13 @@ async def find_parent(
     return await store.find_by_reference(conn, org, parent_ref, for_update=True)
 
 
-def check_parent_usable(parent: TransactionRecord, pointer: str) -> None:
-    if parent.type != "sale":
-        raise ValidationFailed(f"the parent transaction {parent.id} is a credit: a credit reverses a sale",
-                               pointer=pointer)
-    if parent.status not in ("finalized", "filed"):
-        raise FailedPrecondition(
-            f"the parent transaction {parent.id} is '{parent.status}': only a finalized or filed sale can be credited",
-            pointer=pointer, meta={"parent_status": parent.status},
-        )
-
-
 async def against_parent(conn: AsyncConnection, parent: TransactionRecord, credit: TransactionRecord, *,
                          lines_changed: bool, filing_currency: str, lines_pointer: str = "/line_items",
                          earlier: list[TransactionRecord] | None = None) -> TransactionRecord:
     """``credit`` checked against what ``parent`` (locked by the caller) still covers after its other
     credits (``earlier`` when the caller read them already); when its lines are new, their tax is
     first derived from the parent's lines (the remaining-tax rule of
-    :mod:`levy.domain.transactions_credits`)."""
+    :mod:`levy.domain.transactions.credits`)."""
     if earlier is None:
         earlier = await store.credits_of(conn, parent.organization_id, parent.id, exclude_id=credit.id)
     if lines_changed:
@@ -351,23 +350,6 @@ def at_sent_fields(err: LevyError, parent_pointer: str, *, lines_sent: bool, tax
         return err
     items = [replace(it, pointer=instead[it.pointer]) if it.pointer in unsent else it for it in err.items]
     return type(err)(err.detail, items=items)
-
-
-def flat_lines(shares: Sequence[FlatShare]) -> tuple[StoredLine, ...]:
-    """The lines of a credit by amount (issue 37): each the sale's line it reverses, as received,
-    with quantity 1, the net amount refunded as its unit price and no discounts; the sale line's
-    customer, product and ship-from."""
-    out = []
-    for share in shares:
-        sale_line = share.sale_line
-        li = pb.TransactionLineItem()
-        li.MergeFromString(sale_line.input)
-        for name in ("discounts", "discount_amount", "vendor_discount_amount"):
-            li.ClearField(name)
-        li.quantity, li.unit_price = "1", str(share.result.amount)
-        out.append(StoredLine(li.SerializeToString(deterministic=True), share.result, sale_line.customer_id,
-                              sale_line.product_id, ship_from=sale_line.ship_from, message=li))
-    return tuple(out)
 
 
 # -- create ----------------------------------------------------------------------------------
@@ -396,14 +378,7 @@ def _lines_record(ctx: CallContext, computed: Computed, head: _Head,
     """The new transaction of calculated lines (not a full credit), checked against ``parent``
     (found and locked by the caller) when it names one."""
     plan = computed.plan
-    if not plan.record:
-        raise FailedPrecondition(
-            f"the document's only lines are marked SALES_TAX lines netting below 0 "
-            f"(-{plan.split.reduction}): source '{head.source}' carries the reduction to a later document, "
-            "so this one is not recorded",
-            pointer="/line_items", code=NOT_RECORDED,
-            meta={"source": head.source, "reduction": plan.split.reduction},
-        )
+    check_recorded(plan, head.source)
     if head.has_parent:
         check_parent_found(parent is not None, only_collected_lines=plan.split.only_collected,
                            pointer=head.parent_pointer)
@@ -447,34 +422,35 @@ def _copied_credit(head: _Head, parent: TransactionRecord, lines: tuple[StoredLi
     )
 
 
-async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnection | None = None,
+async def create(ctx: CallContext, inp: TransactionInput, *, within: AsyncConnection | None = None,
                  history: bool = False, write: bool = True) -> TransactionRecord:
     """Create one transaction in its own unit of work, or in ``within`` (a batch's; ``history``:
     the batch import, where ``filed`` is a valid status too; ``write=False``: checked and
     calculated, not inserted: the batch inserts its sales together)."""
     org = ctx.organization_id
     c = ErrorCollector()
-    transaction_type = c.attempt(validate_type, optional(msg, "type"))
-    status = c.attempt(validate_create_status, optional(msg, "status"), history=history)
-    source = c.attempt(validate_source_field, optional(msg, "source"), sources=ctx.services.reference.customer_sources)
-    tax_amount = c.attempt(_tax_amount, msg)
-    flat_sent = msg.HasField("flat_amount")
-    flat_amount = c.attempt(parse_amount, msg.flat_amount, "/flat_amount") if flat_sent else None
-    marketplace = c.attempt(_marketplace, msg)
-    parent_id = optional(msg, "parent_transaction_id") or None
-    parent_ref = optional(msg, "parent_reference_id") or None
-    reference_id = optional(msg, "reference_id") or None
+    transaction_type = c.attempt(validate_type, inp.type)
+    status = c.attempt(validate_create_status, inp.status, history=history)
+    source = c.attempt(validate_source_field, inp.source, sources=ctx.services.reference.customer_sources)
+    tax_amount = c.attempt(_tax_amount, inp)
+    flat_sent = inp.flat_amount is not None
+    flat_amount = c.attempt(parse_amount, inp.flat_amount, "/flat_amount") if flat_sent else None
+    marketplace = c.attempt(_marketplace, inp)
+    parent_id = inp.parent_transaction_id or None
+    parent_ref = inp.parent_reference_id or None
+    reference_id = inp.reference_id or None
     has_parent = bool(parent_id or parent_ref)
     kind = None
     if transaction_type is not None:
         has_parent = bool(c.attempt(check_parent_fields, transaction_type, parent_id, parent_ref))
-        kind = c.attempt(credit_kind, transaction_type, has_parent=has_parent, line_items_sent=bool(msg.line_items),
-                         flat_amount_sent=flat_sent, tax_amount_sent=msg.HasField("tax_amount"))
+        kind = c.attempt(credit_kind, transaction_type, has_parent=has_parent, line_items_sent=inp.line_items_sent,
+                         flat_amount_sent=flat_sent, tax_amount_sent=inp.tax_amount is not None)
     if transaction_type is None or status is None or source is None or kind is None:
         c.raise_any()
     pointer = "/parent_transaction_id" if parent_id else "/parent_reference_id"
     now = utcnow()
-    txn_date = msg.transaction_date.ToDatetime(tzinfo=UTC) if msg.HasField("transaction_date") else now
+    sent_date = inp.calculation.transaction_date
+    txn_date = sent_date if sent_date is not None else now
     if kind in COPIED:  # otherwise checked with the calculation's fields (levy.app.calculate.prepare)
         c.attempt(check_transaction_date, txn_date)
 
@@ -485,12 +461,12 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
         # Calculated before the write transaction (presets from the cache, or a read of their own):
         # the database's one writer (SQLite) is held only to store the transaction. A batch
         # (``within``) calculates in its own transaction.
-        computed = await compute_lines(ctx, None, msg, transaction_type=transaction_type, source=source,
+        computed = await compute_lines(ctx, None, inp, transaction_type=transaction_type, source=source,
                                        has_parent=False, errors=c.errors)
         if ctx.request_tx is None:
             # Nothing to read or lock first: stored in a write transaction of its own, in one trip.
             rec = _lines_record(ctx, computed, head, None, marketplace)
-            rec = await settle_currency(ctx, None, rec, msg, None)
+            rec = await settle_currency(ctx, None, rec, inp, None)
             ctx.created(rec.id)
             note = ctx.audit if ctx.audit is not None and not ctx.audit.written else None
             existing = await store.insert_transaction_committed(ctx.services.engine, rec,
@@ -521,10 +497,10 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
                                  marketplace=marketplace)
         else:
             if computed is None:
-                computed = await compute_lines(ctx, conn, msg, transaction_type=transaction_type, source=source,
+                computed = await compute_lines(ctx, conn, inp, transaction_type=transaction_type, source=source,
                                                has_parent=has_parent, errors=c.errors)
             rec = _lines_record(ctx, computed, head, parent, marketplace)
-        rec = await settle_currency(ctx, conn, rec, msg, parent)
+        rec = await settle_currency(ctx, conn, rec, inp, parent)
         if parent is not None:
             try:
                 rec = await against_parent(conn, parent, rec, lines_changed=kind != "flat_credit", earlier=earlier,
@@ -537,7 +513,7 @@ async def create(ctx: CallContext, msg: pb.Transaction, *, within: AsyncConnecti
             return rec
         existing = await store.insert_transaction(conn, rec, _with_events(rec))
         if existing is not None:
-            raise _duplicate(reference_id, existing)
+            raise _duplicate(reference_id or "", existing)
         if within is None:
             ctx.created(rec.id)
     return rec
@@ -556,29 +532,16 @@ def _with_events(rec: TransactionRecord) -> store.Extra:
 # -- update ----------------------------------------------------------------------------------
 
 
-async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mask: list[str]) -> TransactionRecord:
+async def update(ctx: CallContext, transaction_id: str, inp: TransactionInput) -> TransactionRecord:
+    """Change the fields ``inp.present`` of a transaction, in one write transaction."""
     org = ctx.organization_id
-    present = present_fields(msg, mask, WRITABLE, "transaction",
-                             listed=[f for f in WRITABLE if f not in CREATE_ONLY])
+    present = inp.present
     c = ErrorCollector()
-    for name in present:
-        if name in CREATE_ONLY:
-            c.errors.append(ValidationFailed(f"{name} is set when the transaction is created and cannot change",
-                                             pointer=f"/{name}"))
+    c.errors.extend(update_field_errors(present, line_items_empty=not inp.line_items_sent,
+                                        status_null=inp.status is None))
     lines_sent = "line_items" in present
-    calc_fields = [f for f in CALCULATION_FIELDS if f in present]
-    if calc_fields and not lines_sent:
-        c.errors.extend(
-            ValidationFailed(f"{f} changes the calculation: send it together with the full line_items", pointer=f"/{f}")
-            for f in calc_fields
-        )
-    if lines_sent and not msg.line_items:
-        c.errors.append(RequiredField("line_items", pointer="/line_items",
-                                      detail="line_items, when sent, is the full list of lines again (not empty)."))
-    if "status" in present and not msg.HasField("status"):
-        c.errors.append(ValidationFailed("status cannot be null", pointer="/status"))
     tax_sent = "tax_amount" in present
-    tax_amount = c.attempt(_tax_amount, msg) if tax_sent else None
+    tax_amount = c.attempt(_tax_amount, inp) if tax_sent else None
     c.raise_any()
 
     async with ctx.uow(write=True, presets=False) as conn:
@@ -586,54 +549,43 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
         if cur is None:
             raise not_found(transaction_id)
         status = cur.status
-        if "status" in present and check_transition(cur.status, msg.status):
-            status = msg.status
+        if "status" in present and inp.status is not None and check_transition(cur.status, inp.status):
+            status = inp.status
         rec = replace(cur, status=status)
         if lines_sent:
             check_lines_editable(cur.status)
-            computed = await compute_lines(ctx, conn, msg, transaction_type=cur.type, source=cur.source,
+            computed = await compute_lines(ctx, conn, inp, transaction_type=cur.type, source=cur.source,
                                            has_parent=cur.has_parent, errors=[])
-            if not computed.plan.record:
-                raise FailedPrecondition(
-                    "the document's only lines are marked SALES_TAX lines netting below 0: source "
-                    f"'{cur.source}' does not record it", pointer="/line_items", code=NOT_RECORDED,
-                    meta={"source": cur.source, "reduction": computed.plan.split.reduction},
-                )
+            check_recorded(computed.plan, cur.source)
             if cur.has_parent and not cur.parent_found and not computed.plan.split.only_collected:
                 check_parent_found(False, only_collected_lines=False)
             tax = tax_on_lines_update(cur.tax, calculated=computed.calculated, split=computed.plan.split,
                                       tax_amount=tax_amount if tax_sent else UNSET)
             allocations, held_off = attribute(ctx, computed, tax.tax_amount)
-            inp = computed.prepared.input
+            calc = computed.prepared.input
             rec = replace(
                 rec, tax=tax, lines=computed.lines, tax_only=computed.plan.tax_only, held_off_reason=held_off,
-                allocations=allocations, registrations=computed.registered_codes(), currency=inp.currency,
-                discount_amount=inp.discount_amount, vendor_discount_amount=inp.vendor_discount_amount,
-                transaction_date=(msg.transaction_date.ToDatetime(tzinfo=UTC)
-                                  if msg.HasField("transaction_date") else cur.transaction_date),
+                allocations=allocations, registrations=computed.registered_codes(), currency=calc.currency,
+                discount_amount=calc.discount_amount, vendor_discount_amount=calc.vendor_discount_amount,
+                transaction_date=(inp.calculation.transaction_date if inp.calculation.transaction_date is not None
+                                  else cur.transaction_date),
             )
         elif tax_sent:
-            if cur.status not in ("draft", "finalized"):
-                raise FailedPrecondition(
-                    f"the tax of a '{cur.status}' transaction cannot change: '{cur.status}' transactions are final",
-                    pointer="/tax_amount", meta={"current_status": cur.status},
-                )
+            check_amount_changeable(cur.status, "tax", "/tax_amount")
             tax = tax_on_amount_update(cur.tax, tax_amount)
             rec = replace(rec, tax=tax, allocations=_reallocate(cur, tax.tax_amount) if cur.tax_only else ())
         if "reference_id" in present:
-            rec = replace(rec, reference_id=optional(msg, "reference_id") or None)
+            rec = replace(rec, reference_id=inp.reference_id or None)
         rate_sent = "exchange_rate" in present or "exchange_rate_date" in present
-        if rate_sent and cur.status not in ("draft", "finalized"):
-            raise FailedPrecondition(
-                f"the exchange rate of a '{cur.status}' transaction cannot change: '{cur.status}' transactions "
-                "are final", pointer="/exchange_rate", meta={"current_status": cur.status})
+        if rate_sent:
+            check_amount_changeable(cur.status, "exchange rate", "/exchange_rate")
         if rec.currency != cur.currency:
             rec = replace(rec, exchange_rate=None, exchange_rate_date=None)
         if rate_sent or rec.status != cur.status or rec.exchange_rate is None:
             parent = None
             if rec.type == "credit" and rec.parent_found:
                 parent = await store.get_transaction(conn, org, rec.parent_transaction_id or "")
-            rec = await settle_currency(ctx, conn, rec, msg, parent, sent=rate_sent)
+            rec = await settle_currency(ctx, conn, rec, inp, parent, sent=rate_sent)
             if rec.type == "sale" and cur.exchange_rate is not None and rec.exchange_rate != cur.exchange_rate \
                     and await store.credits_of(conn, org, rec.id):
                 raise FailedPrecondition(
@@ -664,7 +616,7 @@ async def update(ctx: CallContext, transaction_id: str, msg: pb.Transaction, mas
 
 async def search_transactions(conn: AsyncConnection, org: str, search: TransactionSearch,
                               page: PageRequest) -> tuple[list[TransactionRecord], bool]:
-    """The console's transaction search (:func:`levy.domain.transactions.parse_search`): a page,
+    """The console's transaction search (:func:`levy.domain.transactions.rules.parse_search`): a page,
     newest first by transaction date, and whether more follow."""
     return await store.search_transactions(conn, org, search, page.limit, page.starting_after)
 

@@ -26,9 +26,8 @@ from levy.app import transactions as service
 from levy.app.context import CallContext
 from levy.domain.errors import ErrorItem, LevyError, RequestTooLarge
 from levy.domain.events import transaction_events
-from levy.domain.transaction_records import TransactionRecord
+from levy.domain.transactions.records import TransactionRecord
 from levy.store import transactions as store
-from levy.v1 import transactions_pb2 as pb
 
 ItemStatus = Literal["created", "existing", "failed"]
 
@@ -46,8 +45,8 @@ def _pointed(index: int, items: list[ErrorItem]) -> list[ErrorItem]:
     return [replace(it, pointer=prefix + (it.pointer or "")) for it in items]
 
 
-def _is_credit(msg: pb.Transaction) -> bool:
-    return msg.HasField("type") and msg.type == "credit"
+def _is_credit(inp: service.TransactionInput) -> bool:
+    return inp.type == "credit"
 
 
 @dataclass
@@ -55,7 +54,7 @@ class Planned:
     """A batch after its first step (:func:`plan`): results so far, the sales to insert, the
     credits still to create."""
 
-    items: list[pb.Transaction]
+    items: list[service.TransactionInput]
     results: list[ItemResult]
     fresh: list[ItemResult]
     credits: list[int]
@@ -85,7 +84,7 @@ def handed_over(p: Planned) -> Planned:
                                for row in events.transaction_rows(transaction_events(rec.type, rec.status), rec)]
     results = [replace(r, record=None) for r in p.results]
     return Planned(
-        items=[m if i in credits else pb.Transaction() for i, m in enumerate(p.items)],
+        items=[m if i in credits else service.TransactionInput() for i, m in enumerate(p.items)],
         results=results,
         fresh=[results[r.index] for r in p.fresh],
         credits=p.credits,
@@ -95,7 +94,7 @@ def handed_over(p: Planned) -> Planned:
     )
 
 
-async def create_batch(ctx: CallContext, items: list[pb.Transaction],
+async def create_batch(ctx: CallContext, items: list[service.TransactionInput],
                        item_errors: dict[int, list[ErrorItem]] | None = None,
                        answer: Callable[[list[ItemResult]], Any] = lambda results: results) -> Any:
     """Create ``items`` in one unit of work and return ``answer`` of the results (one per item, in
@@ -120,7 +119,7 @@ def check_answer_size(ctx: CallContext, size: int) -> None:
             "nothing was stored. Send fewer transactions per request (or use POST /transactions/batch).")
 
 
-async def plan(ctx: CallContext, conn: AsyncConnection, items: list[pb.Transaction],
+async def plan(ctx: CallContext, conn: AsyncConnection, items: list[service.TransactionInput],
                item_errors: dict[int, list[ErrorItem]] | None = None, *, yield_every: int = 0) -> Planned:
     """Step 1, which only reads: the reference ids looked up in one query; the sales checked and
     calculated one by one (not inserted). ``conn`` may be a read transaction (the import command
@@ -191,11 +190,11 @@ async def write(ctx: CallContext, conn: AsyncConnection, p: Planned) -> list[Ite
     return p.results
 
 
-def _reference(msg: pb.Transaction) -> str:
-    return msg.reference_id if msg.HasField("reference_id") else ""
+def _reference(inp: service.TransactionInput) -> str:
+    return inp.reference_id if inp.reference_id is not None else ""
 
 
-def _found(res: ItemResult, msg: pb.Transaction, p: Planned) -> bool:
+def _found(res: ItemResult, msg: service.TransactionInput, p: Planned) -> bool:
     """``res`` settled by its reference id: ``existing`` when stored before the batch, ``failed``
     when an earlier item of the batch holds it."""
     ref = _reference(msg)

@@ -42,6 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app import constraints
 from levy.app.context import CallContext
+from levy.app.handlers.transactions import batch_inputs
 from levy.app.services import AppServices
 from levy.app.transactions_batch import ItemResult, Planned, handed_over, plan
 from levy.config import Config
@@ -90,13 +91,13 @@ async def plan_bodies(ctx: CallContext, conn: AsyncConnection, bodies: list[dict
                 msg.Clear()
                 item_errors[i] = [ErrorItem(422, "validation_error", "Validation Error", str(e),
                                             pointer=f"/transactions/{i}")]
-    items = list(req.transactions)
     try:
         constraints.check(req, item_errors)
     except LevyError as e:  # not about one item: every item fails with it
-        results = [ItemResult(i, "failed", None, list(e.items)) for i in range(len(items))]
-        return Planned(items, results, [], [], {}, {})
-    return await plan(ctx, conn, items, item_errors, yield_every=yield_every)
+        failed = {i: list(e.items) for i in range(len(req.transactions))}
+        results = [ItemResult(i, "failed", None, errs) for i, errs in failed.items()]
+        return Planned(batch_inputs(req.transactions, failed), results, [], [], {}, {})
+    return await plan(ctx, conn, batch_inputs(req.transactions, item_errors), item_errors, yield_every=yield_every)
 
 
 # -- planner processes -----------------------------------------------------------------------

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from levy.domain.errors import LevyError, ValidationFailed
-from levy.domain.transactions import instant_range
+from levy.domain.transactions.rules import instant_range
 
 #: Every event type, with the kind of object it carries (docs/events.md).
 TYPES: dict[str, str] = {

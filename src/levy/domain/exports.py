@@ -23,7 +23,7 @@ from typing import Any
 from levy.domain.customers import CustomerRecord
 from levy.domain.filing import state_of
 from levy.domain.money import currency_exponent
-from levy.domain.transaction_records import TransactionRecord
+from levy.domain.transactions.records import TransactionRecord
 
 #: The first characters that make a spreadsheet read a cell as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

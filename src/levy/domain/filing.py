@@ -23,7 +23,7 @@ from typing import Literal
 
 from levy.domain.money import allocate
 from levy.domain.tax.model import LineResult
-from levy.domain.transactions_tax_only import HELD_OFF_DETAILS
+from levy.domain.transactions.tax_only import HELD_OFF_DETAILS
 
 TransactionType = Literal["sale", "credit"]
 FilingTaxSource = Literal["provided", "calculated"]

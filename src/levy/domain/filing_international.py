@@ -5,7 +5,7 @@ Which returns exist, what rows each reports, its currency, its period and the da
 rate that converts a sale in another currency are data: ``levy/data/filing/international_returns.json``
 (:func:`international_returns`), every entry with its source. The figures come from the stored
 rows of the engine (:class:`levy.domain.filing.FilingRow`, never recalculated), already converted
-to the return's currency by the caller (:func:`levy.domain.transaction_records.in_filing_currency`,
+to the return's currency by the caller (:func:`levy.domain.transactions.records.in_filing_currency`,
 the same conversion as US returns). See docs/international.md, "Returns".
 
 A return has one row per jurisdiction of consumption, tax type and rate (``FR``, VAT 20 %;

@@ -3,7 +3,7 @@ Australia's AUD 75,000 and the UK's none for a seller not established there. Pla
 
 The thresholds are data with their dates and sources (``levy/data/nexus/international_thresholds.json``,
 :func:`international_thresholds`). Sales are measured in the threshold's currency: the caller
-passes each stored transaction already converted (:func:`levy.domain.transaction_records.to_filing`
+passes each stored transaction already converted (:func:`levy.domain.transactions.records.to_filing`
 at the reference rate of its day, the conversion returns use). A sale counts the gross of its goods
 lines with a row of the threshold's jurisdictions that is not reverse charged (a business customer
 accounting for the tax is not a sale to a consumer); a credit counts negatively.

@@ -20,7 +20,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.filing_rules import FiledPeriod
-from levy.domain.transaction_records import TransactionRecord
+from levy.domain.transactions.records import TransactionRecord
 from levy.store.tables.filings import filing_credits, filing_transactions, filings
 from levy.store.tables.transactions import transactions as txn_t
 from levy.store.transactions import _load as load_transaction_records

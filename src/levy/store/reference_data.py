@@ -28,7 +28,7 @@ from levy.domain.tax.holidays import Holidays
 from levy.domain.tax.item_rules import ItemRules
 from levy.domain.tax.sourcing import SourcingTable
 from levy.domain.tax.taxability import Taxability
-from levy.domain.transactions_collected import NettingPolicies, parse_netting_policies
+from levy.domain.transactions.collected import NettingPolicies, parse_netting_policies
 from levy.rates import builtin
 
 

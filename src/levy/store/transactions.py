@@ -24,8 +24,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from levy.domain.tax.model import DiscountResult, LineResult, TaxRow, VatCheck
-from levy.domain.transaction_records import StoredLine, TransactionRecord
-from levy.domain.transactions import ListFilters, TaxState, TransactionSearch
+from levy.domain.transactions.records import StoredLine, TransactionRecord
+from levy.domain.transactions.rules import ListFilters, TaxState, TransactionSearch
 from levy.v1.transactions_pb2 import TransactionLineItem
 from levy.store.db import transaction
 from levy.store.rows import contains_text, insert_committed, insert_rows, insert_together
@@ -310,7 +310,7 @@ async def list_transactions(
 async def search_transactions(
     conn: AsyncConnection, organization_id: str, search: TransactionSearch, limit: int, starting_after: str | None
 ) -> tuple[list[TransactionRecord], bool]:
-    """The console's search (:class:`levy.domain.transactions.TransactionSearch`): newest first by
+    """The console's search (:class:`levy.domain.transactions.rules.TransactionSearch`): newest first by
     transaction date, then id (keyset: ``starting_after`` is the last id of the previous page)."""
     q = _search_query(organization_id, search)
     if starting_after:

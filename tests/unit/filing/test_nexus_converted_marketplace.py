@@ -14,7 +14,7 @@ from levy.domain.nexus_report import (
     converted_by_state,
     nexus_report,
 )
-from levy.domain.transaction_records import in_filing_currency
+from levy.domain.transactions.records import in_filing_currency
 from levy.store.reference_data import nexus_thresholds
 
 threshold_for = partial(nexus.threshold_for, nexus_thresholds())

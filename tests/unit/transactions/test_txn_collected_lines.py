@@ -6,7 +6,7 @@ import pytest
 from txn_helpers import indexed, line, plan_lines, split_lines, st
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.transactions_collected import (
+from levy.domain.transactions.collected import (
     INVALID_SALES_TAX_LINE,
     RULE_ATTRIBUTE_SUFFIX,
     RULE_DISCOUNT,

@@ -1,5 +1,5 @@
 """Credits against a sale (issue 16): the invariant, the remaining-tax rule and the refusals
-of levy.domain.transactions_credits, without a database. Figures worked by hand in comments."""
+of levy.domain.transactions.credits, without a database. Figures worked by hand in comments."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from levy.domain.errors import FailedPrecondition, ValidationFailed
 from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
-from levy.domain.transaction_records import StoredLine, TransactionRecord
-from levy.domain.transactions import TaxState
-from levy.domain.transactions_credits import (
+from levy.domain.transactions.records import StoredLine, TransactionRecord
+from levy.domain.transactions.rules import TaxState
+from levy.domain.transactions.credits import (
     check_credit,
     check_sale_change,
     credit_against,

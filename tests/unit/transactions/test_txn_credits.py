@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from levy.domain.errors import RequiredField, ValidationFailed
-from levy.domain.transactions import (
+from levy.domain.transactions.rules import (
     check_full_credit_not_empty,
     check_parent_found,
     credit_kind,

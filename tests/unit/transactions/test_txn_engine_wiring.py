@@ -10,8 +10,8 @@ from txn_helpers import plan_lines
 
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.model import Address, CalculationInput, LineInput, Registration
-from levy.domain.transactions import tax_on_create
-from levy.domain.transactions_collected import TransactionLine
+from levy.domain.transactions.rules import tax_on_create
+from levy.domain.transactions.collected import TransactionLine
 
 TX = Address(state="TX", postal_code=None)
 REG = (Registration("US-ST-TX", date(2000, 1, 1)),)

@@ -1,4 +1,4 @@
-"""Credits by amount (issue 37): levy.domain.transactions_credits.flat_credit without a database.
+"""Credits by amount (issue 37): levy.domain.transactions.credits.flat_credit without a database.
 Figures worked by hand in comments; a Hypothesis property checks exactness and the bounds."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.transaction_records import StoredLine, TransactionRecord
-from levy.domain.transactions import TaxState
-from levy.domain.transactions_credits import check_credit, flat_credit, remaining
+from levy.domain.transactions.records import StoredLine, TransactionRecord
+from levy.domain.transactions.rules import TaxState
+from levy.domain.transactions.credits import check_credit, flat_credit, remaining
 from test_txn_credit_invariant import credit, la, sale
 
 

@@ -8,8 +8,8 @@ from functools import partial
 import pytest
 
 from levy.domain.errors import FailedPrecondition, RequiredField, ValidationFailed
-from levy.domain import transactions
-from levy.domain.transactions import (
+from levy.domain.transactions import rules as transactions
+from levy.domain.transactions.rules import (
     STATUSES,
     check_lines_editable,
     check_parent_fields,

@@ -8,8 +8,8 @@ from functools import partial
 import pytest
 
 from levy.domain.errors import ValidationFailed
-from levy.domain import transactions
-from levy.domain.transactions import ListFilters
+from levy.domain.transactions import rules as transactions
+from levy.domain.transactions.rules import ListFilters
 from levy.store.reference_data import customer_sources
 
 parse_list_filters = partial(transactions.parse_list_filters, sources=customer_sources())
@@ -51,7 +51,7 @@ def test_date_range_must_not_be_empty():
 
 
 def test_search_to_date_is_inclusive_and_text_is_kept_as_typed():
-    from levy.domain.transactions import parse_search
+    from levy.domain.transactions.rules import parse_search
 
     s = parse_search(reference=" INV-2026 ", customer="Acme", state="tx", date_from="2026-03-15", date_to="2026-03-15")
     # From = To = March 15 is that whole day: [Mar 15 00:00, Mar 16 00:00) UTC.
@@ -65,7 +65,7 @@ def test_search_to_date_is_inclusive_and_text_is_kept_as_typed():
 
 
 def test_search_errors_come_together():
-    from levy.domain.transactions import parse_search
+    from levy.domain.transactions.rules import parse_search
 
     with pytest.raises(ValidationFailed) as e:
         parse_search(status="voided", state="Texas", date_from="2026-03-16", date_to="2026-03-15")

@@ -11,9 +11,9 @@ from txn_helpers import indexed, line, st
 
 import levy
 from levy.domain.errors import ValidationFailed
-from levy.domain import transactions, transactions_collected
-from levy.domain.transactions import tax_on_create
-from levy.domain.transactions_collected import (
+from levy.domain.transactions import collected as transactions_collected, rules as transactions
+from levy.domain.transactions.rules import tax_on_create
+from levy.domain.transactions.collected import (
     RULE_MARKED_NEGATIVE,
 )
 from levy.store.reference_data import netting_policies as load_netting_policies

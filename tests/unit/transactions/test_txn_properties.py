@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from txn_helpers import indexed, line, split_lines
 from txn_helpers import st as st_line
 
-from levy.domain.transactions import tax_on_create
-from levy.domain.transactions_tax_only import attribute_tax_only
+from levy.domain.transactions.rules import tax_on_create
+from levy.domain.transactions.tax_only import attribute_tax_only
 
 CODES = [f"US-J-{i}" for i in range(8)]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from txn_helpers import CA, NY, indexed, line, plan_lines, st
 
-from levy.domain.transactions_tax_only import attribute_tax_only, is_tax_only
+from levy.domain.transactions.tax_only import attribute_tax_only, is_tax_only
 
 LA = ["US-ST-CA", "US-CO-06037", "US-CI-0644000"]
 SF = ["US-ST-CA", "US-CO-06075"]

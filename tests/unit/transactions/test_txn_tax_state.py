@@ -6,7 +6,7 @@ import pytest
 from txn_helpers import indexed, line, split_lines, st
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.transactions import (
+from levy.domain.transactions.rules import (
     UNSET,
     TaxState,
     tax_on_amount_update,

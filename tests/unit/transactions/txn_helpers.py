@@ -5,10 +5,10 @@ from __future__ import annotations
 from decimal import Decimal
 from functools import partial
 
-from levy.domain import transactions, transactions_collected
+from levy.domain.transactions import collected as transactions_collected, rules as transactions
 from levy.domain.tax.codes import parse_tax_codes
 from levy.domain.tax.model import Address, Discount, LineInput
-from levy.domain.transactions_collected import TransactionLine
+from levy.domain.transactions.collected import TransactionLine
 from levy.store.reference_data import netting_policies
 
 # The line rules with the sources' netting policies (reference data) passed in, as the application does.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from google.protobuf.message import Message
@@ -42,6 +42,16 @@ def present_fields(
         return list(dict.fromkeys(paths))
     by_name = msg.DESCRIPTOR.fields_by_name
     return [n for n in fields if (msg.HasField(n) if by_name[n].has_presence else bool(getattr(msg, n)))]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def timestamp_utc(ts: Any) -> datetime:
+    """``Timestamp.ToDatetime(tzinfo=UTC)`` without its Python-level detours (same
+    value: nanos are non-negative, checked with the field limits, and truncated to
+    microseconds as protobuf does)."""
+    return _EPOCH + timedelta(seconds=ts.seconds, microseconds=ts.nanos // 1000)
 
 
 def set_time(target: Any, value: datetime | None) -> None:

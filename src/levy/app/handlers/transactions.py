@@ -1,9 +1,13 @@
 """Transactions (spec sections 2.8, 3.1, 4.6, 4.7): thin adapters over
 :mod:`levy.app.transactions` (create, update) and :mod:`levy.store.transactions`
-(get, list). ``Idempotency-Key`` on create and update is handled by the shared
-pipeline. See docs/transactions.md."""
+(get, list): a request message becomes a :class:`levy.app.transactions.TransactionInput`
+(:func:`transaction_input`), a record becomes a message (:func:`to_message`).
+``Idempotency-Key`` on create and update is handled by the shared pipeline. See
+docs/transactions.md."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 from google.protobuf import json_format
 
@@ -11,14 +15,45 @@ from levy.app import transactions as service
 from levy.app import transactions_batch as batch
 from levy.app.context import CallContext
 from levy.app.error_objects import error_object
-from levy.app.handlers.calculations import add_vat_checks, rate_string
-from levy.app.handlers.messages import optional, page_of, set_time
-from levy.app.registry import handles
+from levy.app.handlers.calculations import (
+    add_vat_checks,
+    calculation_request,
+    rate_string,
+)
+from levy.app.handlers.messages import optional, page_of, present_fields, set_time
+from levy.app.registry import handles, input_names
 from levy.app.services import retry_write_conflicts
-from levy.domain.transaction_records import TransactionRecord
-from levy.domain.transactions import parse_list_filters
+from levy.app.transaction_lines import line_input
+from levy.domain.transactions.records import TransactionRecord
+from levy.domain.transactions.rules import CREATE_ONLY, parse_list_filters
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
+
+#: Fields of ``Transaction`` a request may send (the rest are ``OUTPUT_ONLY`` in the proto).
+WRITABLE = input_names(pb.Transaction.DESCRIPTOR)
+#: What the refusal of an unknown update_mask path lists as writable.
+_UPDATABLE = [f for f in WRITABLE if f not in CREATE_ONLY]
+#: The optional string fields of ``Transaction`` that :class:`TransactionInput` carries as they are.
+_SCALARS = ("type", "status", "source", "reference_id", "parent_transaction_id", "parent_reference_id",
+            "tax_amount", "flat_amount", "marketplace_facilitator", "exchange_rate", "exchange_rate_date")
+
+
+def transaction_input(msg: pb.Transaction, present: Sequence[str] = ()) -> service.TransactionInput:
+    """The values of a create or update request (``present``: the fields an update sends).
+    Reads only; the service checks them."""
+    calculation = calculation_request(msg)
+    return service.TransactionInput(
+        **{name: optional(msg, name) for name in _SCALARS},
+        line_items_sent=bool(msg.line_items), calculation=calculation,
+        stored_lines=tuple(line_input(li, calculation.tax_behavior) for li in msg.line_items),
+        present=tuple(present),
+    )
+
+
+def batch_inputs(msgs: Sequence[pb.Transaction], item_errors: Mapping[int, object]) -> list[service.TransactionInput]:
+    """The values of a batch's items; an item refused already (``item_errors``: unparsed, or
+    outside the field limits) is not read, and stands as an empty input."""
+    return [service.TransactionInput() if i in item_errors else transaction_input(m) for i, m in enumerate(msgs)]
 
 
 def to_message(rec: TransactionRecord) -> pb.Transaction:
@@ -84,12 +119,13 @@ def to_message(rec: TransactionRecord) -> pb.Transaction:
 
 @handles("levy.v1.TransactionService.CreateTransaction")
 async def create_transaction(req: pb.CreateTransactionRequest, ctx: CallContext) -> pb.Transaction:
-    return to_message(await service.create(ctx, req.transaction))
+    return to_message(await service.create(ctx, transaction_input(req.transaction)))
 
 
 @handles("levy.v1.TransactionService.UpdateTransaction")
 async def update_transaction(req: pb.UpdateTransactionRequest, ctx: CallContext) -> pb.Transaction:
-    return to_message(await service.update(ctx, req.id, req.transaction, list(req.update_mask.paths)))
+    present = present_fields(req.transaction, req.update_mask.paths, WRITABLE, "transaction", listed=_UPDATABLE)
+    return to_message(await service.update(ctx, req.id, transaction_input(req.transaction, present)))
 
 
 @handles("levy.v1.TransactionService.GetTransaction")
@@ -131,5 +167,5 @@ async def batch_create(req: pb.BatchCreateTransactionsRequest, ctx: CallContext)
         return resp
 
     return await retry_write_conflicts(
-        lambda: batch.create_batch(ctx, list(req.transactions), ctx.item_errors, answer),
+        lambda: batch.create_batch(ctx, batch_inputs(req.transactions, ctx.item_errors), ctx.item_errors, answer),
         in_request_transaction=ctx.request_tx is not None)

@@ -11,7 +11,7 @@ from levy.console.http import Request, Response
 from levy.console.routing import Route, route
 from levy.domain.errors import ValidationFailed
 from levy.domain.pagination import page_request
-from levy.domain.transactions import STATUSES, TYPES, parse_search
+from levy.domain.transactions.rules import STATUSES, TYPES, parse_search
 
 if TYPE_CHECKING:
     from levy.console.app import Console

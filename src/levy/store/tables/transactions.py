@@ -47,7 +47,7 @@ transactions = Table(
     # Goods lines: quantity x unit_price, and after every discount (what credits count).
     Column("gross_amount", BigInteger(), nullable=False),
     Column("net_amount", BigInteger(), nullable=False),
-    # TaxState parts (levy.domain.transactions.TaxState).
+    # TaxState parts (levy.domain.transactions.rules.TaxState).
     Column("tax_calculated", BigInteger(), nullable=False),
     Column("tax_provided", BigInteger(), nullable=True),
     Column("tax_collected", BigInteger(), nullable=True),

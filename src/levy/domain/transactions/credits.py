@@ -1,4 +1,4 @@
-"""Credits against a sale (spec 4.6 workflows 3-5; issue 16): the one place of the credit rule.
+"""Credits against a sale (spec 4.6 workflows 3-5): the one place of the credit rule.
 
 The invariant: for every sale, its credits that are not void never exceed what it
 charged, **in total** (net amount of its goods lines, filing tax), **per line** (a
@@ -35,12 +35,25 @@ from levy.domain.errors import FailedPrecondition, LevyError, ValidationFailed
 from levy.domain.filing import distribute_filing_tax, state_of
 from levy.domain.money import allocate, share_half_up
 from levy.domain.tax.model import DiscountResult, LineResult, TaxRow
-from levy.domain.transaction_records import StoredLine, TransactionRecord, to_filing
+from levy.domain.transactions.records import StoredLine, TransactionRecord, to_filing
 
 #: Statuses in which a sale stands behind its credits.
 CREDITABLE = ("finalized", "filed")
 
 _RowKey = tuple[str, str]  # (jurisdiction_code, tax_type)
+
+
+def check_parent_usable(parent: TransactionRecord, pointer: str) -> None:
+    """A credit's parent is a sale (422 at ``pointer``) that stands behind credits: finalized or
+    filed (422 :class:`FailedPrecondition` with ``parent_status``)."""
+    if parent.type != "sale":
+        raise ValidationFailed(f"the parent transaction {parent.id} is a credit: a credit reverses a sale",
+                               pointer=pointer)
+    if parent.status not in CREDITABLE:
+        raise FailedPrecondition(
+            f"the parent transaction {parent.id} is '{parent.status}': only a finalized or filed sale can be credited",
+            pointer=pointer, meta={"parent_status": parent.status},
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +226,7 @@ def credit_against(sale: TransactionRecord, earlier: Iterable[TransactionRecord]
     return replace(credit, lines=tuple(lines), tax=tax)
 
 
-# -- credits by amount (issue 37) ---------------------------------------------------------------
+# -- credits by amount -----------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

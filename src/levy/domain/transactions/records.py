@@ -23,7 +23,7 @@ from levy.domain.filing import (
 )
 from levy.domain.money import allocate
 from levy.domain.tax.model import LineResult
-from levy.domain.transactions import TaxState
+from levy.domain.transactions.rules import TaxState
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,13 +5,15 @@
   :func:`validate_source_field`, :func:`check_parent_fields`.
 - Lines (4.7): :func:`plan_lines` (collected-tax lines split off and
   validated, marked-line netting, tax-only detection); the details live in
-  :mod:`levy.domain.transactions_collected` and
-  :mod:`levy.domain.transactions_tax_only`.
+  :mod:`levy.domain.transactions.collected` and
+  :mod:`levy.domain.transactions.tax_only`.
 - Tax provided or calculated (2.8, 4.6 rule 7, 4.7 "Updating"): :class:`TaxState`
   and :func:`tax_on_create`, :func:`tax_on_lines_update`, :func:`tax_on_amount_update`.
+- Updates (4.7 "Updating"): :data:`CREATE_ONLY`, :data:`CALCULATION_FIELDS`,
+  :func:`update_field_errors`, :func:`check_amount_changeable`, :func:`check_recorded`.
 - Credits (4.6 workflows 3-5): :func:`credit_kind`, :func:`full_credit_lines`,
   :func:`check_full_credit_not_empty`, :func:`check_parent_found`; what credits may reverse
-  (the invariant, the remaining-tax rule) is :mod:`levy.domain.transactions_credits`.
+  (the invariant, the remaining-tax rule) is :mod:`levy.domain.transactions.credits`.
 
 ``reference_id`` uniqueness within the organization is the database's job
 (a unique index; the store turns the violation into 409 with the existing
@@ -27,18 +29,23 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Final, Literal, TypeVar
 
 from levy.domain.customers import CustomerSources, validate_source
-from levy.domain.errors import FailedPrecondition, LevyError, RequiredField, ValidationFailed
+from levy.domain.errors import (
+    FailedPrecondition,
+    LevyError,
+    RequiredField,
+    ValidationFailed,
+)
 from levy.domain.money import MAX_AMOUNT, mul_round, out_of_range, range_errors
 from levy.domain.periods import check_report_date
 from levy.domain.tax.engine import line_amount_errors
-from levy.domain.transactions_collected import (
+from levy.domain.transactions.collected import (
     LineSplit,
     NettingPolicies,
     TransactionLine,
     merged_customer_errors,
     split_lines,
 )
-from levy.domain.transactions_tax_only import HeldOffReason, is_tax_only
+from levy.domain.transactions.tax_only import HeldOffReason, is_tax_only
 
 TransactionType = Literal["sale", "credit"]
 Status = Literal["draft", "finalized", "filed", "void"]
@@ -52,6 +59,7 @@ IMPORT_STATUSES: Final = ("draft", "finalized", "filed")
 TERMINAL: Final = frozenset({"filed", "void"})
 DEFAULT_SOURCE: Final = "native"
 
+NOT_RECORDED: Final = "not_recorded"
 PROVIDED: Final = "provided"
 CALCULATED: Final = "calculated"
 
@@ -135,7 +143,7 @@ def check_parent_fields(
     return named
 
 
-# -- transaction date (issue 37) -----------------------------------------------------------
+# -- transaction date -------------------------------------------------------------
 
 
 def check_transaction_date(on: datetime, pointer: str = "/transaction_date") -> datetime:
@@ -376,7 +384,7 @@ def credit_kind(transaction_type: TransactionType, *, has_parent: bool, line_ite
     A sale needs ``line_items``. A credit with a parent and no (or empty)
     ``line_items`` is a full credit copying the parent's stored lines; a credit
     that sends lines uses them, even when a parent is named; a credit with
-    neither lines nor parent is refused. ``flat_amount`` (issue 37) makes a credit
+    neither lines nor parent is refused. ``flat_amount`` makes a credit
     by amount: only a credit naming its parent, without ``line_items`` or
     ``tax_amount`` (its lines and tax come from the amount).
     """
@@ -441,6 +449,63 @@ def check_parent_found(found: bool, *, only_collected_lines: bool, pointer: str 
             "the parent transaction does not exist in this organization", pointer=pointer
         )
     return found
+
+
+# -- updates (4.7 "Updating") -----------------------------------------------------------------
+
+#: Fields fixed when the transaction is created.
+CREATE_ONLY: Final = ("type", "parent_transaction_id", "parent_reference_id", "source", "flat_amount",
+                      "marketplace_facilitator")
+#: Fields that change the calculation: draft only, and sent together with ``line_items``.
+CALCULATION_FIELDS: Final = ("currency", "discount_amount", "vendor_discount_amount", "transaction_date",
+                             "tax_behavior")
+#: The fields whose stored amounts are final once the transaction is ``filed`` or ``void``.
+AMENDABLE_STATUSES: Final = ("draft", "finalized")
+
+
+def update_field_errors(present: Sequence[str], *, line_items_empty: bool, status_null: bool) -> list[LevyError]:
+    """What is wrong with the set of fields an update sends (``present``), every problem at once:
+    a create-only field, a calculation field without ``line_items``, ``line_items`` sent empty
+    (``line_items_empty``) and ``status`` sent as null (``status_null``)."""
+    errors: list[LevyError] = [
+        ValidationFailed(f"{name} is set when the transaction is created and cannot change", pointer=f"/{name}")
+        for name in present if name in CREATE_ONLY
+    ]
+    if "line_items" not in present:
+        errors.extend(
+            ValidationFailed(f"{f} changes the calculation: send it together with the full line_items", pointer=f"/{f}")
+            for f in CALCULATION_FIELDS if f in present
+        )
+    elif line_items_empty:
+        errors.append(RequiredField("line_items", pointer="/line_items",
+                                    detail="line_items, when sent, is the full list of lines again (not empty)."))
+    if "status" in present and status_null:
+        errors.append(ValidationFailed("status cannot be null", pointer="/status"))
+    return errors
+
+
+def check_amount_changeable(status: str, what: str, pointer: str) -> None:
+    """The tax or the exchange rate (``what``) of a ``filed`` or ``void`` transaction is final:
+    422 :class:`FailedPrecondition` at ``pointer``."""
+    if status not in AMENDABLE_STATUSES:
+        raise FailedPrecondition(
+            f"the {what} of a '{status}' transaction cannot change: '{status}' transactions are final",
+            pointer=pointer, meta={"current_status": status},
+        )
+
+
+def check_recorded(plan: LinePlan, source: str) -> None:
+    """A document whose only lines are marked ``SALES_TAX`` lines netting below 0 is not recorded
+    on a source that carries the reduction to a later document: 422 ``not_recorded``."""
+    if plan.record:
+        return
+    raise FailedPrecondition(
+        f"the document's only lines are marked SALES_TAX lines netting below 0 "
+        f"(-{plan.split.reduction}): source '{source}' carries the reduction to a later document, "
+        "so this one is not recorded",
+        pointer="/line_items", code=NOT_RECORDED,
+        meta={"source": source, "reduction": plan.split.reduction},
+    )
 
 
 # -- list filters (GET /transactions; Levy's choice, the spec shows none) ---------------------

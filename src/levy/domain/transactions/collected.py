@@ -24,7 +24,6 @@ from levy.domain.money import round_half_up
 from levy.domain.tax.calc_errors import INVALID_SALES_TAX_LINE
 from levy.domain.tax.model import SALES_TAX_CODE, LineInput
 
-
 NegativeMarkedOnly = Literal["not_recorded", "store_off_returns"]
 Disposition = Literal["record", "not_recorded", "store_off_returns"]
 
