@@ -144,7 +144,7 @@ def calculations(target: str, key: str, records: int, samples: int = 600, warmup
 
     import grpc
 
-    from levy.rates.builtin import zip_directory
+    from levy.ratefiles.builtin import zip_directory
     from levy.v1 import calculations_pb2 as pb
 
     rnd = random.Random(33)

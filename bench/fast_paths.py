@@ -72,7 +72,7 @@ def batch_response(n: int) -> Any:
 def engine_case() -> tuple[Callable[[], Any], Callable[[], Any]]:
     from levy.domain.tax import engine
     from levy.domain.tax.model import CalculationInput, ExemptionSettings
-    from levy.rates.builtin import builtin_rate_table, load_taxability
+    from levy.ratefiles.builtin import builtin_rate_table, load_taxability
 
     helpers = _module("tests/unit/tax/tax_helpers.py")
     rates, rules = builtin_rate_table(), load_taxability()

@@ -3,7 +3,7 @@ benchmark's ``sst_import`` scenario and the tests generate them.
 
 Minnesota (state FIPS 27), in force 2026-04-01..2026-06-30. The rate file has
 two counties: 053 at 0.15% and 025 at 0.5%. The boundary file has 89 columns
-(SST Boundary Database layout, see ``levy.rates.sst``):
+(SST Boundary Database layout, see ``levy.ratefiles.sst``):
 
 * ``n4`` ZIP+4 records: record ``i`` covers ZIP ``55001 + i // 50``, plus-4
   ``(i % 50) * 200`` to ``+ 199``; county 053 when ``i`` is even, else 025;

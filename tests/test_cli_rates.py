@@ -16,8 +16,8 @@ from fresh_db import fresh_database_url  # noqa: F401 (fixture)
 from levyserver import ROOT, levy_env
 
 from levy.domain.tax.model import Address
-from levy.rates.builtin import builtin_rate_table
-from levy.store import rates as store
+from levy.ratefiles.builtin import builtin_rate_table
+from levy.store import rate_imports as store
 from levy.store.db import create_engine
 
 

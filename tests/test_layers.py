@@ -2,7 +2,7 @@
 
 - ``levy.domain`` imports nothing above it (``levy.app``, ``levy.store``, ``levy.transport``,
   ``levy.cli``, ``levy.console``, the generated ``levy.v1``), nor the file adapter
-  ``levy.rates.builtin``, and reads no file: no ``open(``, no ``importlib.resources``, no
+  ``levy.ratefiles.builtin``, and reads no file: no ``open(``, no ``importlib.resources``, no
   ``pathlib``, no ``.read_text()``/``.read_bytes()``/``.open()``/``json.load(``. Reference data
   reaches it as arguments (``levy.store.reference_data``).
 - ``levy.app`` outside ``levy.app.handlers`` imports no handler module and no protobuf message
@@ -24,7 +24,7 @@ import levy
 SRC = Path(levy.__file__).parent
 
 DOMAIN_FORBIDDEN = ("levy.app", "levy.store", "levy.transport", "levy.cli", "levy.console", "levy.v1",
-                    "levy.rates.builtin", "levy.server", "levy.config", "importlib.resources", "pathlib")
+                    "levy.ratefiles.builtin", "levy.server", "levy.config", "importlib.resources", "pathlib")
 FILE_READING_ATTRIBUTES = {"read_text", "read_bytes", "open", "iterdir", "write_text", "write_bytes"}
 
 #: (file under src/levy/app, imported module) -> why it is allowed. Keep it short.

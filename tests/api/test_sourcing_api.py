@@ -104,7 +104,7 @@ def rows(li: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def _code(t: dict[str, Any]) -> str:
     """The API's rows carry no code: the synthetic names and the built-in state names find it."""
-    from levy.rates.builtin import load_states
+    from levy.ratefiles.builtin import load_states
 
     names = {c.name: c.code for r in RECORDS for c in r.components}
     for st in load_states():

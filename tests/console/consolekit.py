@@ -21,7 +21,7 @@ def email() -> str:
 
 
 async def _create_user(database_url: str, org: str, address: str, role: str, password: str | None) -> str | None:
-    from levy.app import console
+    from levy.app import console_service as console
     from levy.store.db import create_engine, transaction
 
     engine = create_engine(database_url, pool_size=1)

@@ -59,9 +59,9 @@ async def _setup(url: str, folder: Path) -> None:
 
 async def _tables(url: str, directory: Path) -> tuple[Any, Any, Path]:
     """(table with every record in memory, table with an address file, the file)."""
-    from levy.rates.builtin import builtin_rate_table
+    from levy.ratefiles.builtin import builtin_rate_table
     from levy.store import address_file
-    from levy.store import rates as store
+    from levy.store import rate_imports as store
     from levy.store.db import create_engine
 
     engine = create_engine(url, pool_size=1)

@@ -17,9 +17,9 @@ from sqlalchemy import insert, select
 from bench import sst_synthetic
 from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange
 from levy.domain.tax.model import Address
-from levy.rates.builtin import builtin_rate_table
+from levy.ratefiles.builtin import builtin_rate_table
 from levy.store import migrate
-from levy.store import rates as store
+from levy.store import rate_imports as store
 from levy.store.db import create_engine
 from levy.store.tables.areas import local_rates, rate_imports, zip_rates
 

@@ -2,7 +2,7 @@
 methods is MethodNotAllowed with those methods, url_for builds every named route of the
 real route table and the router matches it back to that route with the same parameters;
 and the layering the console keeps: its modules open no unit of work (they call
-``levy.app.console.ConsoleService`` or an RPC), and the product handlers reach the store
+``levy.app.console_service.ConsoleService`` or an RPC), and the product handlers reach the store
 only through ``levy.app.products``."""
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def test_console_modules_open_no_unit_of_work() -> None:
     modules = sorted((SRC / "console").rglob("*.py"))
     assert len(modules) >= 15
     offending = [place for path in modules for place in _opens_units_of_work(path)]
-    assert offending == [], ("the console opens units of work through levy.app.console.ConsoleService "
+    assert offending == [], ("the console opens units of work through levy.app.console_service.ConsoleService "
                              f"(or runs an RPC), never itself: {offending}")
 
 

@@ -1,6 +1,6 @@
 """The audit log of changes from every transport.
 
-The console records its own actions with their words (``levy.app.console.record``). A change made
+The console records its own actions with their words (``levy.app.console_service.record``). A change made
 through the API (REST or gRPC) or the CLI is recorded here, in the application layer, never in a
 transport:
 
@@ -31,7 +31,7 @@ from google.protobuf import message
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain import ids
-from levy.store.console import AuditRecord, SqlConsole, audit_values
+from levy.store.console_users import AuditRecord, SqlConsole, audit_values
 from levy.store.tables.console import console_audit
 
 #: The audit log's table, for an entry inserted in one statement with the change it records.

@@ -31,7 +31,7 @@ from levy.app.handlers import (
     transactions,
     webhooks,
 )
-from levy.app.console import ConsoleService
+from levy.app.console_service import ConsoleService
 from levy.app.delivery import DeliveryWorker
 from levy.app.event_jobs import EventJob
 from levy.app.pipeline import Pipeline

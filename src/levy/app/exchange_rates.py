@@ -1,5 +1,5 @@
 """``levy rates import`` of daily reference exchange rates: the European Central Bank's
-euro reference-rate CSV (:mod:`levy.rates.ecb`), told apart from rate tables by its header and
+euro reference-rate CSV (:mod:`levy.ratefiles.ecb`), told apart from rate tables by its header and
 stored in the same database transaction as the command's other files."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from levy.rates.ecb import ReferenceRate, looks_like_ecb, parse_ecb
+from levy.ratefiles.ecb import ReferenceRate, looks_like_ecb, parse_ecb
 from levy.store import exchange_rates as store
 
 

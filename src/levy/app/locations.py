@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from levy.domain.errors import FailedPrecondition, NotFound
 from levy.domain.locations import BusinessLocation, LocationInput, ZipInState, validate_location
 from levy.domain.pagination import page_request
-from levy.domain.tax.rates import RateTable, ZipPlace
+from levy.domain.tax.rate_table import RateTable, ZipPlace
 from levy.store import locations as store
 from levy.store.keys import utcnow
 from levy.store.organization import lock_organization

@@ -26,7 +26,7 @@ from levy.app.ratelimit import Limiter
 from levy.app.registry import Handler, MethodInfo
 from levy.app.services import AppServices
 from levy.domain.errors import NotImplementedYet, RateLimited, Unauthenticated
-from levy.domain.ratelimit import Decision, Limit
+from levy.domain.gcra import Decision, Limit
 from levy.domain.versioning import LATEST, resolve_version
 
 log = logging.getLogger("levy.pipeline")

@@ -1,4 +1,4 @@
-"""`levy rates import`: read rate files, parse them (``levy.rates.*``) and store
+"""`levy rates import`: read rate files, parse them (``levy.ratefiles.*``) and store
 them in ONE database transaction (all files or none), idempotent by SHA-256.
 
 Formats, told apart by content:
@@ -8,12 +8,12 @@ Formats, told apart by content:
 * Streamlined Sales Tax rate files (no header, first column a state FIPS code)
   with their boundary file: ``--boundaries FILE``, or paired by name (``MNR...``
   with ``MNB...`` in the same directory). Every boundary record (``z``, ``4``,
-  ``a``) is kept with its own effective window (:func:`levy.rates.sst.sst_records`);
+  ``a``) is kept with its own effective window (:func:`levy.ratefiles.sst.sst_records`);
   the import is labelled with the quarter in the name (``2026Q2`` ->
   2026-04-01) or ``--effective-from``;
 * an SST rate file with no boundary file: its county rows placed on the ZIPs of
   each county as partial records stating the county rate only
-  (:mod:`levy.rates.sst_county`), every row with its own dates;
+  (:mod:`levy.ratefiles.sst_county`), every row with its own dates;
 * California's CDTFA table of rates by city and county (a ``Location,Rate,...``
   header, after title lines or not), effective from the date in the name
   (``SalesTaxRates1-1-26.csv`` -> 2026-01-01) or ``--effective-from``;
@@ -21,7 +21,7 @@ Formats, told apart by content:
   column), dated row by row, of the source kind ``--source-kind`` (default
   ``official_zip``) unless a ``source_kind`` column says otherwise.
 
-Every file gets a report (:mod:`levy.rates.report`), stored with the import;
+Every file gets a report (:mod:`levy.ratefiles.report`), stored with the import;
 ``strict`` refuses the whole import, storing nothing, when any report has
 anomalies.
 """
@@ -45,19 +45,19 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.local_rates import LocalRecord, SourceKind
-from levy.domain.tax.rates import ZipRateRow
-from levy.rates import cdtfa
+from levy.domain.tax.rate_table import ZipRateRow
+from levy.ratefiles import cdtfa
 from levy.domain.tax.level_overlay import widen_official_levels
-from levy.rates.builtin import county_names, load_level_inclusions, load_local_limits, states_by_code, zip5_records, zip_counties, zip_directory
-from levy.rates.changes import StateChanges, compare, piece
-from levy.rates.generic import looks_like_generic, parse_generic
-from levy.rates.report import (
+from levy.ratefiles.builtin import county_names, load_level_inclusions, load_local_limits, states_by_code, zip5_records, zip_counties, zip_directory
+from levy.ratefiles.changes import StateChanges, compare, piece
+from levy.ratefiles.generic import looks_like_generic, parse_generic
+from levy.ratefiles.report import (
     Anomaly, RateReport, build_report, cdtfa_disagreements, zip_disagreements, zip_row_anomalies,
 )
-from levy.rates.sst import STATE_FIPS, SstRate, parse_sst_boundaries, parse_sst_rates, sst_records
-from levy.rates.sst_county import sst_county_records
-from levy.rates.zip5 import HEADER, effective_from_name, parse_zip5
-from levy.store import rates as store
+from levy.ratefiles.sst import STATE_FIPS, SstRate, parse_sst_boundaries, parse_sst_rates, sst_records
+from levy.ratefiles.sst_county import sst_county_records
+from levy.ratefiles.zip5 import HEADER, effective_from_name, parse_zip5
+from levy.store import rate_imports as store
 
 _QUARTER_RE = re.compile(r"(20[0-9]{2})Q([1-4])", re.IGNORECASE)
 _SST_RATE_RE = re.compile(r"\A([A-Z]{2})R(.*)\Z")

@@ -2,7 +2,7 @@
 
 In-process (one dict of TATs) by default; with ``LEVY_REDIS_URL`` the state is
 in Redis and shared by every replica, one atomic ``EVALSHA`` per check (the
-GCRA of ``levy.domain.ratelimit`` in Lua, on Redis's clock so that replicas'
+GCRA of ``levy.domain.gcra`` in Lua, on Redis's clock so that replicas'
 clocks do not matter). If Redis cannot be reached the request is allowed (fail
 open: an outage of the limiter must not become an outage of tax calculation);
 each such failure is logged and counted in ``levy_rate_limiter_errors_total``.
@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any, Protocol
 
-from levy.domain.ratelimit import Decision, Limit, gcra
+from levy.domain.gcra import Decision, Limit, gcra
 
 log = logging.getLogger("levy.ratelimit")
 

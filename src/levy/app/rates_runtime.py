@@ -1,6 +1,6 @@
 """Rates in memory: one immutable RateTable per process, swapped atomically.
 
-:class:`RatesRuntime` holds a :class:`~levy.domain.tax.rates.RateTable`
+:class:`RatesRuntime` holds a :class:`~levy.domain.tax.rate_table.RateTable`
 (built-in state data + imported local records + the ZIP directory). The
 composition root (:mod:`levy.app.bootstrap`) loads it before the server takes
 traffic and runs :meth:`RatesRuntime.refresh_forever`, which looks at
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from levy.domain.tax.rates import RateTable
-from levy.rates.builtin import builtin_rate_table
+from levy.domain.tax.rate_table import RateTable
+from levy.ratefiles.builtin import builtin_rate_table
 from levy.store import address_file
-from levy.store import rates as store
+from levy.store import rate_imports as store
 from levy.store.db import transaction
 
 log = logging.getLogger(__name__)

@@ -80,7 +80,7 @@ from levy.domain.transactions.rules import (
     validate_type,
 )
 from levy.domain.transactions.tax_only import attribute_tax_only
-from levy.rates.builtin import load_sourcing
+from levy.ratefiles.builtin import load_sourcing
 from levy.store import exchange_rates
 from levy.store import transactions as store
 

@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 
 async def _holidays(args: argparse.Namespace) -> int:
-    from levy.rates.builtin import holidays_not_included, load_holidays
+    from levy.ratefiles.builtin import holidays_not_included, load_holidays
 
     if args.not_included:
         for e in holidays_not_included():

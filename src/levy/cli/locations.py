@@ -84,7 +84,7 @@ def _address_options(p: argparse.ArgumentParser, *, required: bool) -> None:
 
 def _zips() -> Any:
     from levy.app.locations import zip_checker
-    from levy.rates.builtin import zip_directory
+    from levy.ratefiles.builtin import zip_directory
 
     return zip_checker(zip_directory())
 

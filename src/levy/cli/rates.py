@@ -226,7 +226,7 @@ def _print_error(e: Any) -> None:
 
 
 async def _rates_list(args: argparse.Namespace) -> int:
-    from levy.store.rates import list_imports
+    from levy.store.rate_imports import list_imports
 
     async def run(conn: Any) -> int:
         rows = await list_imports(conn)

@@ -1,5 +1,5 @@
 """``levy users create|list|set-password``: people of the web console,
-through the same application functions as the console (``levy.app.console``).
+through the same application functions as the console (``levy.app.console_service``).
 
 ``create`` prints a one-time password (the user chooses their own at first
 sign-in) or, with ``--password-prompt``, reads one from the terminal."""
@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from levy.cli.common import add_organization, run_in_organization
-from levy.domain.console import PASSWORD_MIN, ROLES
+from levy.domain.console_users import PASSWORD_MIN, ROLES
 
 
 def register(sub: Any) -> None:
@@ -59,7 +59,7 @@ async def _nothing(conn: Any, org: str) -> None:
 
 
 async def _create(args: argparse.Namespace) -> int:
-    from levy.app import console
+    from levy.app import console_service as console
 
     password = None
     if args.password_prompt:
@@ -82,7 +82,7 @@ async def _create(args: argparse.Namespace) -> int:
 
 
 async def _list(args: argparse.Namespace) -> int:
-    from levy.app import console
+    from levy.app import console_service as console
 
     async def fn(conn: Any, org: str) -> None:
         for u in await console.list_users(conn, org):
@@ -92,7 +92,7 @@ async def _list(args: argparse.Namespace) -> int:
 
 
 async def _set_password(args: argparse.Namespace) -> int:
-    from levy.app import console
+    from levy.app import console_service as console
 
     if (status := await run_in_organization(args, _nothing, write=False)) != 0:
         return status

@@ -7,7 +7,7 @@ principal stands where an API key would, so validation, authorization (admin-onl
 methods) and errors are the API's. Views parse forms, call, and render templates;
 no business rule lives here or in a template, and no unit of work is opened here:
 what the API has no RPC for (people, sessions, the audit log, searches, documents)
-is ``levy.app.console.ConsoleService``. Routes are ``levy.console.routing`` objects
+is ``levy.app.console_service.ConsoleService``. Routes are ``levy.console.routing`` objects
 (405 for a wrong method, ``url_for`` for every URL); the pages are grouped in
 ``levy.console.pages``.
 

@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 from google.protobuf import message
 
-from levy.app import console as people
+from levy.app import console_service as people
 from levy.app.context import CallContext
 from levy.app.limits import Overloaded
 from levy.app.pipeline import Pipeline

@@ -9,11 +9,11 @@ from typing import Any
 
 from google.protobuf import json_format, message
 
-from levy.app import console as people
+from levy.app import console_service as people
 from levy.console.http import Request, Response
-from levy.domain import console as rules
+from levy.domain import console_users as rules
 from levy.domain.errors import LevyError, PermissionDenied
-from levy.store.console import SessionRecord, UserRecord
+from levy.store.console_users import SessionRecord, UserRecord
 
 
 @dataclass

@@ -18,7 +18,7 @@ from levy.domain.errors import LevyError, RequiredField, ValidationFailed
 from levy.domain.jurisdictions import validate_jurisdiction
 from levy.domain.settings import CERTIFICATE_TREATMENTS, DEFAULT_APPROACHING_SHARE, OrganizationSettings
 from levy.domain.tax.model import Registration
-from levy.domain.taxcodes import Catalogue
+from levy.domain.catalogue import Catalogue
 
 _UNSET = object()
 T = TypeVar("T")

@@ -20,7 +20,7 @@ from typing import Any
 from levy.domain.customers import DEFAULT_ACCOUNT_ID, DEFAULT_SOURCE, CustomerSources, validate_source
 from levy.domain.errors import FailedPrecondition, RequiredField, ValidationFailed
 from levy.domain.settings import OrganizationSettings
-from levy.domain.taxcodes import DEFAULT_TAX_CODE, Catalogue
+from levy.domain.catalogue import DEFAULT_TAX_CODE, Catalogue
 
 PRODUCT_FIELDS = (
     "source_id",

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from levy.domain.currency import FilingCurrencyDefaults, filing_currency_map
-from levy.domain.taxcodes import DEFAULT_TAX_CODE
+from levy.domain.catalogue import DEFAULT_TAX_CODE
 
 #: The default share of a threshold from which a state is "approaching": a convention to draw
 #: attention in time to register (98 % said only "below"), not a rule of any state.

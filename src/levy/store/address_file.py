@@ -23,7 +23,7 @@ SQLite database, else ``$XDG_CACHE_HOME/levy/addresses/<database digest>/``
 (``~/.cache`` by default) for PostgreSQL.
 
 Order: the rows of one ZIP are ranked as the in-memory table ranks them
-(:func:`levy.domain.tax.rates._best_first`): source kind, primary, later
+(:func:`levy.domain.tax.rate_table._best_first`): source kind, primary, later
 ``effective_from``, then the later import (``seq``, the order rows are read).
 """
 
@@ -204,7 +204,7 @@ class _Writer:
         return found
 
     def _street(self, raw: tuple[str, str, str, str]) -> tuple[str, str, str, str]:
-        """(name, pre-directional, suffix, post-directional) as :func:`~levy.domain.tax.rates.normal_range`
+        """(name, pre-directional, suffix, post-directional) as :func:`~levy.domain.tax.rate_table.normal_range`
         gives them, each part normalised once per writer (a street has many ranges, a suffix thousands)."""
         found = self.streets.get(raw)
         if found is None:
@@ -306,8 +306,8 @@ def _publish(tmp: Path, path: Path) -> None:
 
 # ------------------------------------------------------------------- read
 class AddressFile:
-    """An open address file: the look-ups :class:`~levy.domain.tax.rates.RateTable` asks for
-    (:class:`~levy.domain.tax.rates.AddressRecords`)."""
+    """An open address file: the look-ups :class:`~levy.domain.tax.rate_table.RateTable` asks for
+    (:class:`~levy.domain.tax.rate_table.AddressRecords`)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

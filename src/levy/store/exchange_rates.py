@@ -1,5 +1,5 @@
 """Daily reference exchange rates: imported by ``levy rates import`` (the ECB's euro
-reference-rate CSV, :mod:`levy.rates.ecb`), read when a transaction in another currency is
+reference-rate CSV, :mod:`levy.ratefiles.ecb`), read when a transaction in another currency is
 finalized without a rate of its own. Server-wide reference data, like the rate tables."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.currency import cross_rate, lookup_window
-from levy.rates.ecb import BASE, ReferenceRate
+from levy.ratefiles.ecb import BASE, ReferenceRate
 from levy.store.tables.transactions import exchange_rates as t
 
 

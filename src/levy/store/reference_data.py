@@ -8,10 +8,10 @@ it gets the parsed values as arguments (each domain module has the ``parse_*`` f
 data; this module only reads the JSON and hands the document to it).
 
 The built-in rate data (state rates, the ZIP directory, level inclusions, VAT and GST outside
-the US) is read by :mod:`levy.rates.builtin` into the rate table (:mod:`levy.app.rates_runtime`);
+the US) is read by :mod:`levy.ratefiles.builtin` into the rate table (:mod:`levy.app.rates_runtime`);
 the taxability, sourcing, holiday and item rules are read there too and collected here.
 Each file is read and parsed once per process (the readers are cached, as those of
-:mod:`levy.rates.builtin` are); the values are immutable.
+:mod:`levy.ratefiles.builtin` are); the values are immutable.
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from levy.domain import currency, customers, filing_international, nexus, nexus_international, taxcodes
+from levy.domain import currency, customers, filing_international, nexus, nexus_international
+from levy.domain import catalogue as tax_catalogue
 from levy.domain.tax.holidays import Holidays
 from levy.domain.tax.item_rules import ItemRules
 from levy.domain.tax.sourcing import SourcingTable
 from levy.domain.tax.taxability import Taxability
 from levy.domain.transactions.collected import NettingPolicies, parse_netting_policies
-from levy.rates import builtin
+from levy.ratefiles import builtin
 
 
 def read_json(name: str) -> Any:
@@ -47,7 +48,7 @@ class ReferenceData:
     #: Economic nexus thresholds by state, oldest first (``nexus/thresholds.json``).
     nexus_thresholds: nexus.NexusThresholds
     #: Product tax codes and attributes (``catalogue/``).
-    catalogue: taxcodes.Catalogue
+    catalogue: tax_catalogue.Catalogue
     #: Default filing currency by country (``currency/filing_currencies.json``).
     filing_currencies: currency.FilingCurrencyDefaults
     #: Returns outside the US by jurisdiction (``filing/international_returns.json``).
@@ -80,8 +81,8 @@ def nexus_thresholds() -> nexus.NexusThresholds:
 
 
 @cache
-def catalogue() -> taxcodes.Catalogue:
-    return taxcodes.parse_catalogue(read_json("catalogue/product_tax_codes.json"),
+def catalogue() -> tax_catalogue.Catalogue:
+    return tax_catalogue.parse_catalogue(read_json("catalogue/product_tax_codes.json"),
                                     read_json("catalogue/product_attributes.json"))
 
 

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 import levy
-from levy.domain.taxcodes import DEFAULT_TAX_CODE
+from levy.domain.catalogue import DEFAULT_TAX_CODE
 from levy.store.reference_data import catalogue as load_catalogue
 
 DATA = Path(levy.__file__).parent / "data" / "catalogue"

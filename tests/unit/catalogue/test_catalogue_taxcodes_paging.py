@@ -3,7 +3,7 @@
 import pytest
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.taxcodes import AttributeGroup, Catalogue, ProductAttribute, TaxCode
+from levy.domain.catalogue import AttributeGroup, Catalogue, ProductAttribute, TaxCode
 from levy.store.reference_data import catalogue as load_catalogue
 
 G_BUYER = AttributeGroup("buyer", "Buyer", True)

@@ -3,7 +3,7 @@
 import pytest
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.taxcodes import ResolvedTaxCode
+from levy.domain.catalogue import ResolvedTaxCode
 from levy.store.reference_data import catalogue as load_catalogue
 
 P = "/line_items/2/product/tax_attributes"

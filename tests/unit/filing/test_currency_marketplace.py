@@ -22,7 +22,7 @@ from levy.domain.filing import (
 from levy.domain.nexus_report import counts_marketplace, dated_sales_by_state
 from levy.store.reference_data import nexus_thresholds
 from levy.domain.transactions.records import in_filing_currency
-from levy.rates.ecb import looks_like_ecb, parse_ecb
+from levy.ratefiles.ecb import looks_like_ecb, parse_ecb
 
 Q1 = (date(2026, 1, 1), date(2026, 3, 31))
 D = date(2026, 2, 2)

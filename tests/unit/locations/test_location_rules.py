@@ -12,7 +12,7 @@ from levy.app.locations import zip_checker
 from levy.domain.errors import ValidationFailed
 from levy.domain.locations import LocationInput, validate_location
 from levy.domain.tax.model import Address
-from levy.domain.tax.rates import ZipPlace
+from levy.domain.tax.rate_table import ZipPlace
 
 DIRECTORY = {"78701": ZipPlace("TX", "Travis County", "Austin"), "90210": ZipPlace("CA", "Los Angeles County", None)}
 ZIPS = zip_checker(DIRECTORY)

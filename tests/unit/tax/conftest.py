@@ -1,6 +1,6 @@
 import pytest
 
-from levy.rates.builtin import builtin_rate_table, load_taxability
+from levy.ratefiles.builtin import builtin_rate_table, load_taxability
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ from datetime import date
 from decimal import Decimal
 
 from levy.domain.tax.model import Address, LineInput, Registration
-from levy.rates.builtin import load_states
+from levy.ratefiles.builtin import load_states
 
 ALL_STATES = [s.code for s in load_states()]
 REG_ALL = tuple(Registration(f"US-ST-{s}", date(2000, 1, 1)) for s in ALL_STATES)

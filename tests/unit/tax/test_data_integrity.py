@@ -10,7 +10,7 @@ import pytest
 
 from levy.domain.tax.codes import parse_tax_codes
 from levy.domain.tax.taxability import THRESHOLD_MODES
-from levy.rates.builtin import load_states, load_taxability
+from levy.ratefiles.builtin import load_states, load_taxability
 
 STATES = {s.code: s for s in load_states()}
 RULES = load_taxability()

@@ -21,8 +21,8 @@ from levy.domain.tax.model import (
     LineInput,
     Registration,
 )
-from levy.domain.tax.rates import RateTable, ZipRateRow
-from levy.rates.builtin import load_states, zip_directory
+from levy.domain.tax.rate_table import RateTable, ZipRateRow
+from levy.ratefiles.builtin import load_states, zip_directory
 
 D = date(2026, 3, 15)
 

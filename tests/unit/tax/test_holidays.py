@@ -12,8 +12,8 @@ from tax_helpers import REG_ALL, mkline
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.holidays import Holiday, HolidayItems, Holidays, parse_holidays
 from levy.domain.tax.model import CalculationInput
-from levy.domain.tax.rates import RateTable, ZipRateRow
-from levy.rates.builtin import _read_json, load_holidays, load_states, zip_directory
+from levy.domain.tax.rate_table import RateTable, ZipRateRow
+from levy.ratefiles.builtin import _read_json, load_holidays, load_states, zip_directory
 from levy.store.reference_data import catalogue as load_catalogue
 
 APPAREL = "CLOTHING.APPAREL.GENERAL"

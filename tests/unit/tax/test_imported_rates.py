@@ -13,11 +13,11 @@ from tax_helpers import REG_ALL, mkline
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.model import CalculationInput
-from levy.domain.tax.rates import RateTable
-from levy.rates.builtin import load_states, zip_directory
-from levy.rates.sst import parse_sst_boundaries, parse_sst_rates
+from levy.domain.tax.rate_table import RateTable
+from levy.ratefiles.builtin import load_states, zip_directory
+from levy.ratefiles.sst import parse_sst_boundaries, parse_sst_rates
 from levy.domain.tax.local_rates import UnitRange
-from levy.rates.zip5 import effective_from_name, parse_zip5
+from levy.ratefiles.zip5 import effective_from_name, parse_zip5
 
 from shared_data import SST_DIR as _SST, ZIP5_DIR as _ZIP  # noqa: E402
 
@@ -181,8 +181,8 @@ def test_sst_secondary_ranges():
 
 @needs_sst
 def test_sst_rates_and_boundaries_feed_the_rate_table(rules):
-    from levy.rates.builtin import states_by_code
-    from levy.rates.sst import sst_records
+    from levy.ratefiles.builtin import states_by_code
+    from levy.ratefiles.sst import sst_records
 
     with open(f"{SST_DIR}/MNR2026Q2FEB18.csv", encoding="utf-8") as f:
         rates_rows = parse_sst_rates(f, "MNR2026Q2FEB18.csv")
@@ -227,8 +227,8 @@ def test_puerto_rico_state_ivu_plus_municipal(rules):
 
 
 def test_zip5_rows_with_no_state_rate_or_parts_not_adding_up_are_left_out_as_anomalies():
-    from levy.rates.builtin import states_by_code
-    from levy.rates.report import zip_row_anomalies
+    from levy.ratefiles.builtin import states_by_code
+    from levy.ratefiles.report import zip_row_anomalies
 
     text = [
         "State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,EstimatedCityRate,EstimatedSpecialRate,RiskLevel\n",

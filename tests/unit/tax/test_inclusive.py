@@ -20,9 +20,9 @@ from test_properties import requests
 
 from levy.domain.tax.engine import _inclusive, calculate
 from levy.domain.tax.model import CalculationInput, Discount, ExemptionSettings
-from levy.domain.tax.rates import JurisdictionRate
+from levy.domain.tax.rate_table import JurisdictionRate
 from levy.domain.tax.taxability import Rule
-from levy.rates.builtin import builtin_rate_table, load_taxability
+from levy.ratefiles.builtin import builtin_rate_table, load_taxability
 
 RATES = builtin_rate_table()
 RULES = load_taxability()

@@ -25,7 +25,7 @@ from test_item_rules import GOODS, GROCERY, SHIP, SHIRT, by_type, calc
 
 from levy.domain.tax.engine import _inclusive_split
 from levy.domain.tax.item_rules import Band
-from levy.domain.tax.rates import JurisdictionRate
+from levy.domain.tax.rate_table import JurisdictionRate
 from levy.domain.tax.taxability import Rule
 
 table = test_item_rules.table  # the same rate table fixture (Nashville, Miami, Austin, Colonie)

@@ -15,7 +15,7 @@ from levy.domain.errors import ValidationFailed
 from levy.domain.jurisdictions import INTERNATIONAL, validate_jurisdiction
 from levy.domain.tax.international import reverse_charge, rule_name
 from levy.domain.tax.model import TaxId, VatCheck
-from levy.rates.builtin import load_international
+from levy.ratefiles.builtin import load_international
 
 INTL = load_international()
 

@@ -13,8 +13,8 @@ from tax_helpers import REG_ALL, mkline
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.item_rules import Band, DeliveryRule, ItemRules, parse_rules
 from levy.domain.tax.model import CalculationInput, Discount
-from levy.domain.tax.rates import RateTable, ZipRateRow
-from levy.rates.builtin import load_item_rules, load_states, zip_directory
+from levy.domain.tax.rate_table import RateTable, ZipRateRow
+from levy.ratefiles.builtin import load_item_rules, load_states, zip_directory
 
 D = date(2026, 3, 15)
 GOODS, GROCERY, SHIP = "GENERAL.TANGIBLE.GOODS", "FOOD.GROCERY.GENERAL", "SHIPPING.DELIVERY.COMMON_CARRIER"

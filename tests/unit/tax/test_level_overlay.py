@@ -54,8 +54,8 @@ def test_no_inclusion_data_no_widening() -> None:
 
 def test_the_rate_table_widens_in_whichever_order_the_records_came() -> None:
     from levy.domain.tax.model import Address
-    from levy.domain.tax.rates import RateTable
-    from levy.rates.builtin import load_states
+    from levy.domain.tax.rate_table import RateTable
+    from levy.ratefiles.builtin import load_states
 
     # The official county record imported BEFORE the table (it could not be compared at its import): the table
     # is built with the inclusion data, so 30901 gets 4% state + 4.5% county, without the table's 1% district.

@@ -13,8 +13,8 @@ import pytest
 
 from levy.domain.tax.local_rates import Component, LocalRecord
 from levy.domain.tax.model import Address
-from levy.domain.tax.rates import RateTable
-from levy.rates.builtin import load_states, zip_directory
+from levy.domain.tax.rate_table import RateTable
+from levy.ratefiles.builtin import load_states, zip_directory
 
 JAN, APR = date(2026, 1, 1), date(2026, 4, 1)
 COUNTY = Component("county", "Hennepin County", Decimal("0.01"), "US-CO-MN-HENNEPIN_COUNTY")

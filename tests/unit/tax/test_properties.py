@@ -11,7 +11,7 @@ from tax_helpers import REG_ALL
 
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.model import Address, CalculationInput, Certificate, CustomerExemption, Discount, ExemptionSettings, LineInput
-from levy.rates.builtin import builtin_rate_table, load_taxability
+from levy.ratefiles.builtin import builtin_rate_table, load_taxability
 
 RATES = builtin_rate_table()
 RULES = load_taxability()

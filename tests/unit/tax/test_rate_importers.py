@@ -15,14 +15,14 @@ import pytest
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.local_rates import Component, LocalRecord
 from levy.domain.tax.model import Address
-from levy.domain.tax.rates import RateTable
-from levy.rates.builtin import county_names, load_local_limits, load_states, zip5_records, zip_counties, zip_directory
-from levy.rates.cdtfa import effective_from_name, parse_cdtfa
-from levy.rates.generic import parse_generic
-from levy.rates.report import LocalLimit, build_report, cdtfa_disagreements, find_anomalies, zip_disagreements
-from levy.rates.sst import parse_sst_rates
-from levy.rates.sst_county import sst_county_records
-from levy.rates.zip5 import parse_zip5
+from levy.domain.tax.rate_table import RateTable
+from levy.ratefiles.builtin import county_names, load_local_limits, load_states, zip5_records, zip_counties, zip_directory
+from levy.ratefiles.cdtfa import effective_from_name, parse_cdtfa
+from levy.ratefiles.generic import parse_generic
+from levy.ratefiles.report import LocalLimit, build_report, cdtfa_disagreements, find_anomalies, zip_disagreements
+from levy.ratefiles.sst import parse_sst_rates
+from levy.ratefiles.sst_county import sst_county_records
+from levy.ratefiles.zip5 import parse_zip5
 from shared_data import RATES, SST_DIR, ZIP5_DIR
 
 CDTFA_DIR = RATES / "cdtfa-ca-2026-01-01"

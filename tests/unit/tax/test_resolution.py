@@ -13,8 +13,8 @@ from tax_helpers import REG_ALL
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange
 from levy.domain.tax.model import Address, CalculationInput, LineInput
-from levy.domain.tax.rates import RateTable
-from levy.rates.builtin import load_states, zip_directory
+from levy.domain.tax.rate_table import RateTable
+from levy.ratefiles.builtin import load_states, zip_directory
 
 D = date(2026, 4, 15)
 

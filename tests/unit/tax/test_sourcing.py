@@ -11,7 +11,7 @@ import pytest
 
 from levy.domain.tax import engine
 from levy.domain.tax.model import Address, CalculationInput, LineInput, Registration
-from levy.rates.builtin import _read_json, builtin_rate_table, load_sourcing, load_states, load_taxability
+from levy.ratefiles.builtin import _read_json, builtin_rate_table, load_sourcing, load_states, load_taxability
 from sourcing_cases import HOUSTON_ROWS, INTERSTATE, INTRASTATE, RECORDS, STATES
 
 ON = date(2026, 5, 1)

@@ -1,4 +1,4 @@
-"""The boundary file's fast field split (``levy.rates.sst._boundary_fields``) against the csv
+"""The boundary file's fast field split (``levy.ratefiles.sst._boundary_fields``) against the csv
 module: the same records, and the same errors with the same file and line, on synthetic files in
 the official 89-column layout with and without special districts, secondary ranges, blank lines,
 bad rows and quotes."""
@@ -11,7 +11,7 @@ import pytest
 
 from bench import sst_synthetic
 from levy.domain.errors import ValidationFailed
-from levy.rates import sst
+from levy.ratefiles import sst
 
 
 def _with_district(line: str, code: str) -> str:

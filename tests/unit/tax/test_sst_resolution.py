@@ -15,11 +15,11 @@ from tax_helpers import REG_ALL
 from bench import sst_synthetic
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.model import Address, CalculationInput, LineInput
-from levy.domain.tax.rates import RateTable
-from levy.rates.builtin import load_states, states_by_code, zip_directory
-from levy.rates.sst import parse_sst_boundaries, parse_sst_rates, sst_records
-from levy.rates.zip5 import parse_zip5
-from levy.rates.builtin import zip5_records
+from levy.domain.tax.rate_table import RateTable
+from levy.ratefiles.builtin import load_states, states_by_code, zip_directory
+from levy.ratefiles.sst import parse_sst_boundaries, parse_sst_rates, sst_records
+from levy.ratefiles.zip5 import parse_zip5
+from levy.ratefiles.builtin import zip5_records
 
 from shared_data import SST_DIR, ZIP5_DIR  # noqa: E402
 

@@ -16,8 +16,8 @@ from tax_helpers import REG_ALL, mkline
 
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.model import CalculationInput
-from levy.domain.tax.rates import RateTable, ZipRateRow
-from levy.rates.builtin import (
+from levy.domain.tax.rate_table import RateTable, ZipRateRow
+from levy.ratefiles.builtin import (
     builtin_rate_table,
     load_states,
     load_taxability,

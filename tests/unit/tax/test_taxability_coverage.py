@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from levy.domain.tax.taxability import DEFAULT_RULE_NAME
-from levy.rates.builtin import load_states, load_taxability
-from levy.rates.taxability_docs import current, leaf_codes
+from levy.ratefiles.builtin import load_states, load_taxability
+from levy.ratefiles.taxability_docs import current, leaf_codes
 from levy.store.reference_data import catalogue as load_catalogue
 
 RULES = load_taxability()

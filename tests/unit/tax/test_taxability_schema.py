@@ -12,9 +12,9 @@ from tax_helpers import REG_ALL, mkline
 
 from levy.domain.tax.engine import _taxed, calculate
 from levy.domain.tax.model import CalculationInput
-from levy.domain.tax.rates import JurisdictionRate
+from levy.domain.tax.rate_table import JurisdictionRate
 from levy.domain.tax.taxability import Taxability
-from levy.rates.builtin import _rule
+from levy.ratefiles.builtin import _rule
 
 BASE = {"code": "X", "attributes": [], "treatment": "taxable", "name": "n", "effective_from": "2020-01-01",
         "source": "Statute 1"}
@@ -49,7 +49,7 @@ def test_unsourced_rule_loads_without_source():
 
 
 def test_existing_data_loads_and_every_rule_is_sourced_or_marked():
-    from levy.rates.builtin import load_taxability
+    from levy.ratefiles.builtin import load_taxability
 
     rules = load_taxability()
     for st in rules.states:
@@ -98,6 +98,6 @@ def test_rule_detail_is_on_every_row():
 
 
 def _builtin_rates():
-    from levy.rates.builtin import builtin_rate_table
+    from levy.ratefiles.builtin import builtin_rate_table
 
     return builtin_rate_table()

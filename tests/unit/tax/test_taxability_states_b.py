@@ -16,8 +16,8 @@ from tax_helpers import REG_ALL, mkline
 
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.model import CalculationInput
-from levy.domain.tax.rates import RateTable, ZipRateRow
-from levy.rates.builtin import load_states, zip_directory
+from levy.domain.tax.rate_table import RateTable, ZipRateRow
+from levy.ratefiles.builtin import load_states, zip_directory
 
 ON = date(2026, 3, 15)
 

@@ -12,9 +12,9 @@ from tax_helpers import REG_ALL, mkline
 
 from levy.domain.tax.engine import calculate
 from levy.domain.tax.model import CalculationInput
-from levy.domain.tax.rates import RateTable
-from levy.rates.builtin import load_states, zip5_records, zip_directory
-from levy.rates.zip5 import parse_zip5
+from levy.domain.tax.rate_table import RateTable
+from levy.ratefiles.builtin import load_states, zip5_records, zip_directory
+from levy.ratefiles.zip5 import parse_zip5
 
 HEADER = ("State,ZipCode,TaxRegionName,EstimatedCombinedRate,StateRate,EstimatedCountyRate,EstimatedCityRate,"
           "EstimatedSpecialRate,RiskLevel\n")

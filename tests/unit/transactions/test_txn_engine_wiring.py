@@ -19,7 +19,7 @@ REG = (Registration("US-ST-TX", date(2000, 1, 1)),)
 
 @pytest.fixture(scope="module")
 def engine_data():
-    from levy.rates.builtin import builtin_rate_table, load_taxability
+    from levy.ratefiles.builtin import builtin_rate_table, load_taxability
 
     return builtin_rate_table(), load_taxability()
 

@@ -1,6 +1,6 @@
 """Reference data: product tax codes and product attributes (spec 4.4).
 
-Served from the in-memory catalogue (``levy.domain.taxcodes``) of the reference
+Served from the in-memory catalogue (``levy.domain.catalogue``) of the reference
 data loaded once per process (``AppServices.reference``); no database read.
 """
 

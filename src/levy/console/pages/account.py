@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from levy.console.helpers import Signed, errors_of
 from levy.console.http import Receive, Request, Response, redirect, same
 from levy.console.routing import Route, route
-from levy.domain import console as rules
+from levy.domain import console_users as rules
 from levy.domain.errors import LevyError, RateLimited, Unauthenticated
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from levy.app import console as people
+from levy.app import console_service as people
 from levy.console.helpers import (
     Signed,
     admin_only,
@@ -16,7 +16,7 @@ from levy.console.helpers import (
 )
 from levy.console.http import Request, Response, redirect
 from levy.console.routing import Route, route
-from levy.domain import console as rules
+from levy.domain import console_users as rules
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 from levy.domain.exemptions import CERTIFICATE_STATUSES, EXEMPTION_TYPES
 from levy.domain.pagination import page_request

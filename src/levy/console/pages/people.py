@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from levy.console.helpers import Signed, admin_only, errors_of
 from levy.console.http import Request, Response, redirect
 from levy.console.routing import Route, route
-from levy.domain import console as rules
+from levy.domain import console_users as rules
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 
 if TYPE_CHECKING:

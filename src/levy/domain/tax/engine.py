@@ -45,7 +45,7 @@ from levy.domain.tax.model import (
     Registration,
     TaxRow,
 )
-from levy.domain.tax.rates import JurisdictionRate, RateTable, Resolution
+from levy.domain.tax.rate_table import JurisdictionRate, RateTable, Resolution
 from levy.domain.tax.sourcing import Sourced, SourcingTable, source
 from levy.domain.tax.taxability import Rule, Taxability
 

@@ -1,4 +1,4 @@
-"""Sales tax holidays as dated data: pure, no I/O (loading is in levy.rates.builtin).
+"""Sales tax holidays as dated data: pure, no I/O (loading is in levy.ratefiles.builtin).
 
 A holiday is a state's period (first and last day, inclusive, on the engine's
 transaction date) during which some product categories are exempt when their

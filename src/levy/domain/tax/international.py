@@ -1,7 +1,7 @@
 """VAT and GST outside the US: the EU-27, the United Kingdom, Canada and Australia.
 
 Pure: the rates come in as plain data (``src/levy/data/tax/international/*.json``, loaded by
-:func:`levy.rates.builtin.load_international`), tax ids are checked with python-stdnum (formats and
+:func:`levy.ratefiles.builtin.load_international`), tax ids are checked with python-stdnum (formats and
 check digits, no network). See docs/international.md.
 
 * **Where**: the customer's address (the destination) decides, for goods and for digital services
@@ -28,7 +28,7 @@ from decimal import Decimal
 
 from levy.domain.errors import LevyError, ValidationFailed
 from levy.domain.tax.model import TaxId, VatCheck
-from levy.domain.tax.rates import DatedRate
+from levy.domain.tax.rate_table import DatedRate
 
 EU_OSS = "EU-OSS"
 # Codes a registration may name: a country (``DE``), a province (``CA-PR-BC``), or ``EU-OSS``.

@@ -1,6 +1,6 @@
 """Item rules: rules that act on the items of a sale rather than on a
 product code alone. Data (``levy/data/tax/item_rules.json``, read by
-:func:`levy.rates.builtin.load_item_rules`), dated and sourced per row; nothing here names
+:func:`levy.ratefiles.builtin.load_item_rules`), dated and sourced per row; nothing here names
 a state. Pure: no I/O. See docs/tax-engine.md ("Item rules").
 
 * **Delivery that follows the goods** (:class:`DeliveryRule`): a delivery, shipping or

@@ -14,7 +14,7 @@ official record (``scope`` names the levels it states) is widened to the
 included types for a ZIP only where the arithmetic confirms it on the
 lower-ranked record's own date: the official rate of the level equals the lower
 record's components of that level plus those of the included types. The rate
-table then replaces all of them (:func:`levy.domain.tax.rates._with_partial`);
+table then replaces all of them (:func:`levy.domain.tax.rate_table._with_partial`);
 elsewhere nothing is widened and the import report lists the disagreement.
 
 Pure: records and plain data in, records and :class:`Replacement` lines out.

@@ -13,7 +13,7 @@ from typing import Protocol
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.codes import parse_tax_codes
 from levy.domain.tax.model import SALES_TAX_CODE, CustomerExemption
-from levy.domain.taxcodes import Catalogue
+from levy.domain.catalogue import Catalogue
 
 
 @dataclass(frozen=True, slots=True)

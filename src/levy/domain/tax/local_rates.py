@@ -1,7 +1,7 @@
 """Imported local rates: the records every importer produces and the rate table
 resolves addresses from. Plain frozen values, no I/O.
 
-An importer (``levy.rates.*``) turns an official or third-party file into
+An importer (``levy.ratefiles.*``) turns an official or third-party file into
 :class:`LocalRecord` rows; the store keeps them per import; ``RateTable``
 indexes them and resolves an address in this order, first match wins:
 

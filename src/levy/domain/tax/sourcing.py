@@ -1,7 +1,7 @@
 """Sourcing: which address decides each jurisdiction row of a line.
 
 The rules are data (``levy/data/tax/sourcing.json``, read by
-:func:`levy.rates.builtin.load_sourcing`): per state, dated rules saying for
+:func:`levy.ratefiles.builtin.load_sourcing`): per state, dated rules saying for
 each kind of row (``statewide``: the state and its statewide mandatory local
 portion; ``county``, ``city``, ``special``) whether the ship-from address
 (``origin``) or the delivery address (``destination``) decides it, and
@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Literal
 
 from levy.domain.periods import within
-from levy.domain.tax.rates import JurisdictionRate, Resolution
+from levy.domain.tax.rate_table import JurisdictionRate, Resolution
 
 Side = Literal["origin", "destination"]
 ROW_KINDS = ("statewide", "county", "city", "special")

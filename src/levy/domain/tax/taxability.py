@@ -1,4 +1,4 @@
-"""Taxability rules keyed by state and tax code prefix (pure; loading is in levy.rates.builtin).
+"""Taxability rules keyed by state and tax code prefix (pure; loading is in levy.ratefiles.builtin).
 
 Choosing a rule for (state, category path, attributes, date):
 

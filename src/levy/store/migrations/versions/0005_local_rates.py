@@ -5,7 +5,7 @@ Revises: 0004_filings
 
 Imports made before this revision keep their per-ZIP rows in ``zip_rates``; the
 rate table reads them as ``estimated`` ZIP-level records (see
-``levy.store.rates.all_records``), so nothing is converted here.
+``levy.store.rate_imports.all_records``), so nothing is converted here.
 """
 
 from alembic import op

@@ -3,7 +3,7 @@
 Issue 30: inviting an email that another organization's console already uses was
 refused ("a console user with the email exists"), which told any admin that the
 account exists elsewhere. An email now names one account per organization; sign-in
-finds the account whose password matches (levy.app.console.sign_in). Lookups by
+finds the account whose password matches (levy.app.console_service.sign_in). Lookups by
 email keep an index of their own.
 
 Revision ID: 0013_console_guards

@@ -39,9 +39,9 @@ from datetime import date
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.local_rates import Component, LocalRecord
 from levy.domain.tax.place_names import normalise_county
-from levy.domain.tax.rates import slug
-from levy.rates.report import pct
-from levy.rates.sst import STATE_FIPS, SstRate
+from levy.domain.tax.rate_table import slug
+from levy.ratefiles.report import pct
+from levy.ratefiles.sst import STATE_FIPS, SstRate
 
 @dataclass(frozen=True)
 class CountyPlacement:

@@ -1,7 +1,7 @@
 """Parser of per-ZIP rate tables (State,ZipCode,TaxRegionName,EstimatedCombinedRate,...).
 
 Pure: takes an iterable of text lines and a source name, yields
-:class:`~levy.domain.tax.rates.ZipRateRow`. Bad rows are collected and reported
+:class:`~levy.domain.tax.rate_table.ZipRateRow`. Bad rows are collected and reported
 together (file and line number) as one ValidationFailed, so an import applies
 all rows or none.
 """
@@ -15,7 +15,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 
 from levy.domain.errors import ValidationFailed
-from levy.domain.tax.rates import ZipRateRow
+from levy.domain.tax.rate_table import ZipRateRow
 
 HEADER = [
     "State", "ZipCode", "TaxRegionName", "EstimatedCombinedRate", "StateRate",
@@ -79,7 +79,7 @@ def parse_zip5(
                     bad(line_no, "rates must be decimals in [0, 1)")
                 else:
                     # A combined rate that is not the sum of its parts is an anomaly of the
-                    # import report (levy.rates.report.zip_row_anomalies), not a parse error.
+                    # import report (levy.ratefiles.report.zip_row_anomalies), not a parse error.
                     rows.append(ZipRateRow(state, zipc, region, st, co, ci, sp, start, effective_to, source, line_no,
                                            combined))
         if len(errors) >= MAX_ERRORS:

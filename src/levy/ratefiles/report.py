@@ -35,7 +35,7 @@ counted in the report, listed by ``levy rates list``, never refused.
 One anomaly per source line and kind, with the number of ZIPs (or places) it
 touches. Warnings (never refused) say what else the import could not do, e.g.
 ``unplaced_local_taxes`` (made by the importer, see
-:mod:`levy.rates.sst_county`): city or special-district taxes in force that an
+:mod:`levy.ratefiles.sst_county`): city or special-district taxes in force that an
 SST file without boundaries names but cannot place on ZIPs (not applied; its
 partial records leave the ZIPs' other city and district rates in place).
 
@@ -59,7 +59,7 @@ from typing import Any
 
 from levy.domain.tax.level_overlay import Replacement
 from levy.domain.tax.local_rates import LocalRecord
-from levy.domain.tax.rates import StateInfo, ZipPlace, ZipRateRow
+from levy.domain.tax.rate_table import StateInfo, ZipPlace, ZipRateRow
 from levy.domain.tax.place_names import normalise_county, normalise_place
 
 _ZERO = Decimal(0)

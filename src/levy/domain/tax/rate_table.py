@@ -12,7 +12,7 @@ place, resolved in the order that module documents). Jurisdiction codes:
   ``US-SP-<ST>-<SLUG>``, where SLUG is the uppercase name with runs of
   non-alphanumerics replaced by ``_`` (e.g. ``US-CO-NY-NEW_YORK_COUNTY``).
 
-This module does no I/O: the adapter (:mod:`levy.rates.builtin`) reads the
+This module does no I/O: the adapter (:mod:`levy.ratefiles.builtin`) reads the
 files and hands plain rows in.
 """
 
@@ -115,7 +115,7 @@ class ZipPlace:
 
 @dataclass(frozen=True, slots=True)
 class ZipRateRow:
-    """One row of a per-ZIP rate table (see :mod:`levy.rates.zip5`)."""
+    """One row of a per-ZIP rate table (see :mod:`levy.ratefiles.zip5`)."""
 
     state: str
     zip5: str

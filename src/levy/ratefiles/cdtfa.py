@@ -41,8 +41,8 @@ from decimal import Decimal, InvalidOperation
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.tax.local_rates import Component, LocalRecord
-from levy.domain.tax.rates import slug
-from levy.rates.headed import Columns, parse_headed_csv
+from levy.domain.tax.rate_table import slug
+from levy.ratefiles.headed import Columns, parse_headed_csv
 
 STATE = "CA"
 _STEP = Decimal("0.00001")

@@ -38,8 +38,8 @@ from typing import cast
 
 from levy.domain.tax.local_rates import SOURCE_PRECEDENCE, Component, LocalRecord, SourceKind
 from levy.domain.tax.model import JurisdictionType
-from levy.domain.tax.rates import slug
-from levy.rates.headed import Columns, parse_headed_csv
+from levy.domain.tax.rate_table import slug
+from levy.ratefiles.headed import Columns, parse_headed_csv
 
 REQUIRED = ("state", "zip5", "effective_from", "components")
 OPTIONAL = ("plus4_low", "plus4_high", "city", "county", "primary", "effective_to", "source_kind", "scope")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from levy.domain.errors import ValidationFailed
-from levy.rates.sst import _err, _raise
+from levy.ratefiles.sst import _err, _raise
 
 MAX_ERRORS = 50
 _R = TypeVar("_R")

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.domain.ids import new_id
 from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange, UnitRange
-from levy.domain.tax.rates import ZipRateRow
+from levy.domain.tax.rate_table import ZipRateRow
 from levy.store.rows import _as_sqlalchemy_error
 from levy.store.tables.areas import local_rates, rate_imports, zip_rates
 

@@ -230,7 +230,7 @@ def _has_attribute_variant(rules: Taxability, state: str, code: str) -> bool:
 
 def current() -> str:
     """The document for the built-in data."""
-    from levy.rates.builtin import holidays_not_included, load_holidays, load_item_rules, load_states, load_taxability
+    from levy.ratefiles.builtin import holidays_not_included, load_holidays, load_item_rules, load_states, load_taxability
     from levy.store.reference_data import catalogue
 
     codes = [t.code for t in catalogue().tax_codes]

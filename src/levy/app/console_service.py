@@ -1,7 +1,7 @@
 """The web console's people, sessions and audit log: the application core the console
 transport and ``levy users`` call, and :class:`ConsoleService`, through which the console's
 pages reach every use case that is not an RPC. Rules are in
-``levy.domain.console``; SQL in ``levy.store.console``.
+``levy.domain.console_users``; SQL in ``levy.store.console_users``.
 
 Passwords are argon2id hashes (argon2-cffi's defaults: 64 MiB, 3 passes). Sign-in
 is throttled per account and per client address with the same GCRA limiter as the
@@ -27,7 +27,7 @@ from levy.app import exports
 from levy.app import transactions as transactions_app
 from levy.app.context import CallContext
 from levy.app.customers import certificate_of
-from levy.domain import console as rules
+from levy.domain import console_users as rules
 from levy.domain import ids
 from levy.domain.errors import (
     Conflict,
@@ -41,10 +41,10 @@ from levy.domain.errors import (
 )
 from levy.domain.customers import CustomerRecord
 from levy.domain.pagination import PageRequest
-from levy.domain.ratelimit import Limit
+from levy.domain.gcra import Limit
 from levy.domain.transactions.records import TransactionRecord
 from levy.domain.transactions.rules import TransactionSearch
-from levy.store.console import AuditRecord, SessionRecord, SqlConsole, UserRecord
+from levy.store.console_users import AuditRecord, SessionRecord, SqlConsole, UserRecord
 from levy.store.customers import SqlCustomers
 from levy.store.organization import lock_organization
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from levy.domain.tax.rates import DatedRate, RateTable, StateInfo, StatewideLocal, ZipPlace
+from levy.domain.tax.rate_table import DatedRate, RateTable, StateInfo, StatewideLocal, ZipPlace
 
 
 def _d(text: str | None) -> date | None:
@@ -86,7 +86,7 @@ def states_by_code() -> dict[str, StateInfo]:
 
 def zip5_records(rows):  # type: ignore[no-untyped-def]
     """Per-ZIP table rows as estimated LocalRecords, named from the ZIP directory."""
-    from levy.domain.tax.rates import zip_row_record
+    from levy.domain.tax.rate_table import zip_row_record
 
     states = states_by_code()
     directory = zip_directory()
@@ -100,7 +100,7 @@ def zip5_records(rows):  # type: ignore[no-untyped-def]
 def state_counties() -> dict[str, dict[str, str]]:
     """State code -> normalised county name -> the Census county name (``county_fips.csv``)."""
     from levy.domain.tax.place_names import normalise_county
-    from levy.rates.sst import STATE_FIPS
+    from levy.ratefiles.sst import STATE_FIPS
 
     out: dict[str, dict[str, str]] = {}
     for (fips, _), name in county_names().items():
@@ -251,7 +251,7 @@ def load_item_rules():  # type: ignore[no-untyped-def]
 @lru_cache(maxsize=1)
 def load_local_limits():  # type: ignore[no-untyped-def]
     """State -> documented maximum local and combined rates (``local_rate_limits.json``)."""
-    from levy.rates.report import LocalLimit
+    from levy.ratefiles.report import LocalLimit
 
     raw = _read_json("local_rate_limits.json")
     return {

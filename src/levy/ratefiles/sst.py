@@ -36,7 +36,7 @@ from levy.domain.errors import ValidationFailed
 from levy.domain.periods import within
 from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange, UnitRange
 from levy.domain.tax.place_names import normalise_unit_abbr
-from levy.domain.tax.rates import StateInfo, ZipPlace, slug, without_statewide_local
+from levy.domain.tax.rate_table import StateInfo, ZipPlace, slug, without_statewide_local
 
 JURISDICTION_TYPES = {"45": "state", "00": "county", "01": "city", "63": "special"}
 MAX_ERRORS = 50
