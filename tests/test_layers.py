@@ -36,9 +36,6 @@ APP_KNOWN: dict[tuple[str, str], str] = {
     ("events.py", "levy.app.handlers.customers"): "an event's payload is the object as the API renders it",
     ("events.py", "levy.app.handlers.filings"): "an event's payload is the object as the API renders it",
     ("events.py", "levy.app.handlers.webhooks"): "an event's payload is the object as the API renders it",
-    ("transaction_lines.py", "levy.v1.transactions_pb2"): "a transaction's lines are stored as the bytes of their message",
-    ("transactions_import.py", "levy.v1.transactions_pb2"): "the import plans batches of the batch RPC's messages",
-    ("transactions_import.py", "levy.app.handlers.transactions"): "the import translates those messages as the batch RPC does",
 }
 
 #: Environment variables read outside levy.config, and why they are not Config fields.

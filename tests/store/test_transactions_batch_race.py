@@ -23,7 +23,7 @@ from levy.app.transactions_batch import (
     plan,
     write,
 )
-from levy.app.transactions_import import import_context
+from levy.transport.transactions_import import import_context
 from levy.config import Config
 from levy.store import migrate
 from levy.store import transactions as store

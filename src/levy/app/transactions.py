@@ -5,7 +5,7 @@ returns domain records (:class:`levy.domain.transactions.records.TransactionReco
 pure rules of :mod:`levy.domain.transactions` (lifecycle, lines, tax provided or calculated,
 what an update may change, credits, tax-only attribution) to the calculation service
 (:mod:`levy.app.calculate`: request translation with presets, engine), the stored line format
-(:mod:`levy.app.transaction_lines`) and the store (:mod:`levy.store.transactions`). See
+(:mod:`levy.store.transaction_lines`) and the store (:mod:`levy.store.transactions`). See
 docs/transactions.md.
 """
 
@@ -27,7 +27,6 @@ from levy.app.calculate import (
     run_engine,
 )
 from levy.app.context import CallContext
-from levy.app.transaction_lines import flat_lines
 from levy.domain import ids
 from levy.domain.currency import RETURNS_COUNTRY, choose_exchange_rate
 from levy.domain.errors import (
@@ -83,6 +82,7 @@ from levy.domain.transactions.tax_only import attribute_tax_only
 from levy.ratefiles.builtin import load_sourcing
 from levy.store import exchange_rates
 from levy.store import transactions as store
+from levy.store.transaction_lines import flat_lines
 
 DUPLICATE_REFERENCE = "duplicate_reference_id"
 
@@ -93,7 +93,7 @@ class TransactionInput:
 
     ``calculation`` is the request's calculation fields (``currency``, the discounts,
     ``transaction_date``, ``tax_behavior``, ``line_items``); ``stored_lines`` each request line
-    as it is stored (:func:`levy.app.transaction_lines.line_input`: its bytes, and the message
+    as it is stored (:func:`levy.app.handlers.transactions.line_input`: its bytes, and the message
     answered with); ``present`` the fields an update sends (a create reads what is set);
     ``line_items_sent`` whether the request has any line item.
     """

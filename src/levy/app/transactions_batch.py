@@ -70,7 +70,7 @@ class StalePlan(Exception):
 
 def handed_over(p: Planned) -> Planned:
     """``p`` as the import command's planner process hands it to the process that writes it
-    (:mod:`levy.app.transactions_import`): the new sales as their rows (:func:`levy.store.transactions.new_rows`)
+    (:mod:`levy.transport.transactions_import`): the new sales as their rows (:func:`levy.store.transactions.new_rows`)
     instead of their records, the request messages of the credits only, the stored transactions
     only where a credit names their reference id. For 1000 3-line sales that pickles and unpickles
     in about 35 ms, against 210 ms for the records. :func:`write` inserts the rows together, or

@@ -345,7 +345,7 @@ def _error_text(pointer: str | None, index: int, detail: str) -> str:
 
 class Direct:
     """The batch import on the database (``--database-url``): each batch planned (checked and
-    calculated) by a planner process (:mod:`levy.app.transactions_import`), or in this process with
+    calculated) by a planner process (:mod:`levy.transport.transactions_import`), or in this process with
     ``--planners 0``, then written here, one write transaction per batch, in file order."""
 
     def __init__(self, services: Any, ctx: Any, planners: Any = None) -> None:
@@ -355,7 +355,7 @@ class Direct:
     @classmethod
     async def open(cls, args: argparse.Namespace) -> Direct:
         from levy.app.services import AppServices
-        from levy.app.transactions_import import import_context, start_planners
+        from levy.transport.transactions_import import import_context, start_planners
         from levy.cli.common import config_from, organization_id
         from levy.store import migrate
         from levy.store.db import missing_sqlite_file
@@ -384,7 +384,7 @@ class Direct:
         """Plan the batch and return its write (one write transaction), which begins once the
         previous batch's is committed: the caller reads the next batch (and, with ``--planners 0``,
         plans it) while this one is written."""
-        from levy.app.transactions_import import plan_bodies, plan_in_planner
+        from levy.transport.transactions_import import plan_bodies, plan_in_planner
 
         if self.planners is not None:
             try:
@@ -399,7 +399,7 @@ class Direct:
     async def _written(self, bodies: list[dict[str, Any]], planning: Awaitable[Any]) -> list[Outcome]:
         from levy.app.audit import import_detail, record_cli
         from levy.app.transactions_batch import StalePlan, write
-        from levy.app.transactions_import import plan_bodies
+        from levy.transport.transactions_import import plan_bodies
 
         try:
             planned = await planning

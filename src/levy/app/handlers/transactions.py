@@ -21,13 +21,32 @@ from levy.app.handlers.calculations import (
     rate_string,
 )
 from levy.app.handlers.messages import optional, page_of, present_fields, set_time
-from levy.app.registry import handles, input_names
+from levy.app.registry import handles, input_names, output_only_names
 from levy.app.services import retry_write_conflicts
-from levy.app.transaction_lines import line_input
 from levy.domain.transactions.records import TransactionRecord
 from levy.domain.transactions.rules import CREATE_ONLY, parse_list_filters
 from levy.store import transactions as store
 from levy.v1 import transactions_pb2 as pb
+
+_LINE_OUTPUTS = output_only_names(pb.TransactionLineItem.DESCRIPTOR)
+
+
+def line_input(li: pb.TransactionLineItem, tax_behavior: str | None = None) -> tuple[bytes, pb.TransactionLineItem]:
+    """The request line as received (its input fields), stored and echoed back: serialized
+    and as the message (the request's own when it sets no output field, as it usually does not).
+    ``tax_behavior``: the transaction's, stored on a line that sends none (each line keeps the
+    behaviour it was taxed with)."""
+    inherit = tax_behavior is not None and not li.HasField("tax_behavior")
+    if not inherit and not any(f.name in _LINE_OUTPUTS for f, _ in li.ListFields()):
+        return li.SerializeToString(deterministic=True), li
+    clean = pb.TransactionLineItem()
+    clean.CopyFrom(li)
+    for name in _LINE_OUTPUTS:
+        clean.ClearField(name)
+    if inherit and tax_behavior is not None:
+        clean.tax_behavior = tax_behavior
+    return clean.SerializeToString(deterministic=True), clean
+
 
 #: Fields of ``Transaction`` a request may send (the rest are ``OUTPUT_ONLY`` in the proto).
 WRITABLE = input_names(pb.Transaction.DESCRIPTOR)
