@@ -3,7 +3,9 @@
 A Levy server of this module's own (SQLite and PostgreSQL) has ``LEVY_VIES_URL`` pointing at the stub,
 a timeout of 0.5 s and a requester VAT number. The stub answers by the first digit of the German number
 asked about: 1 valid, 2 invalid, 3 slow (2.5 s, past the timeout), 4 down (HTTP 500 with VIES's error
-body), 5 a member state unavailable (200 with ``userError`` ``MS_UNAVAILABLE``). Each test uses numbers
+body), 5 a member state unavailable (200 with ``userError`` ``MS_UNAVAILABLE``), 6 valid after looking whether
+the Levy server has a write transaction open while it waits for the answer (:func:`open_write_transactions`).
+Each test uses numbers
 of its own (valid check digits, python-stdnum's ISO 7064 Mod 11,10), so the requests it counts are its own.
 
 Figures (a line of 100.00 = 10000 minor units on 2026-06-01, seller registered in DE): German VAT 19 %:
@@ -12,14 +14,17 @@ Figures (a line of 100.00 = 10000 minor units on 2026-06-01, seller registered i
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import asyncpg
 import grpc
 import httpx
 import pytest
@@ -47,6 +52,9 @@ class Vies:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.bodies: list[dict[str, Any]] = []
+        # Kind 6: the database whose open write transactions are counted, and the counts seen, by number.
+        self.probe_url = ""
+        self.open_writes: dict[str, int] = {}
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -65,6 +73,11 @@ class Vies:
                 elif kind == "3":
                     time.sleep(2.5)
                     out |= {"valid": True}
+                elif kind == "6":
+                    seen = open_write_transactions(stub.probe_url)
+                    with stub.lock:
+                        stub.open_writes[body.get("countryCode", "") + number] = seen
+                    out |= {"valid": True, "requestIdentifier": f"WAPIAAAA{number}", "userError": "VALID"}
                 elif kind == "4":
                     status, out = 500, {"actionSucceed": False, "errorWrappers": [{"error": "MS_UNAVAILABLE"}]}
                 else:
@@ -91,6 +104,35 @@ class Vies:
             return sum(1 for b in self.bodies if b.get("countryCode", "") + b.get("vatNumber", "") == number)
 
 
+def open_write_transactions(database_url: str) -> int:
+    """Write transactions open in the Levy server's database now: on SQLite 1 when a writer holds the
+    database (``BEGIN IMMEDIATE`` refused at once), on PostgreSQL the sessions idle inside a transaction
+    that has read or locked the ``transactions`` table (waiting for something between two statements, as
+    a transaction waiting for VIES would; the server's background jobs read other tables)."""
+    if database_url.startswith("sqlite"):
+        db = sqlite3.connect(database_url.split("///", 1)[1], timeout=0, isolation_level=None)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("ROLLBACK")
+            return 0
+        except sqlite3.OperationalError:
+            return 1
+        finally:
+            db.close()
+
+    async def count() -> int:
+        conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+        try:
+            return int(await conn.fetchval(
+                "SELECT count(DISTINCT a.pid) FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid "
+                "JOIN pg_class c ON c.oid = l.relation WHERE a.datname = current_database() "
+                "AND a.pid <> pg_backend_pid() AND a.state LIKE 'idle in transaction%' AND c.relname = 'transactions'"))
+        finally:
+            await conn.close()
+
+    return asyncio.run(count())
+
+
 @pytest.fixture(scope="module")
 def vies() -> Iterator[Vies]:
     stub = Vies()
@@ -105,6 +147,7 @@ def vies_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
                 vies: Vies) -> Iterator[LevyServer]:
     env = {"LEVY_VIES_URL": vies.url, "LEVY_VIES_TIMEOUT_SECONDS": "0.5", "LEVY_VIES_REQUESTER_VAT": REQUESTER}
     with own_server(request.param, tmp_path_factory.mktemp("vies"), env, timeout=180) as srv:
+        vies.probe_url = srv.database_url
         yield srv
 
 
@@ -237,3 +280,31 @@ def test_a_full_credit_carries_its_sales_checks(tx: Txn, vies: Vies) -> None:
     assert credit["tax_amount"] == "1900"
     assert [li["vat_checks"] for li in credit["line_items"]] == [li["vat_checks"] for li in sale["line_items"]]
     assert vies.asked(valid) == 1 and vies.asked(invalid) == 1  # not asked again
+
+
+def test_checks_of_a_credit_an_update_and_a_batch_are_made_before_the_write_transaction(tx: Txn, vies: Vies) -> None:
+    """A credit with lines of its own, an update of a transaction's lines and a batch item calculate
+    inside their write transaction; VIES is asked before it opens, so a slow VIES never holds it (on
+    SQLite the database's one writer). The stub looks at the database while it is asked (kind 6)."""
+    plain = {"type": "sale", "status": "draft", "transaction_date": "2026-06-01T12:00:00Z",
+             "currency": "EUR", "exchange_rate": "1.08"}
+    sale = tx.create(plain | {"line_items": [item(BERLIN, id="a")]})
+    assert sale["tax_amount"] == "1900"  # 10000 x 0.19, a consumer
+    on_update, on_credit, on_batch = de_vat(6), de_vat(6), de_vat(6)
+    updated = tx.update(sale["id"], {"currency": "EUR", "exchange_rate": "1.08", "line_items": [b2b(on_update, "a")]})
+    assert updated["tax_amount"] == "0"  # reverse charged
+    tx.update(sale["id"], {"status": "finalized"})
+    credit = tx.create(plain | {"type": "credit", "status": "finalized", "parent_transaction_id": sale["id"],
+                                "line_items": [b2b(on_credit, "a")]})
+    assert credit["tax_amount"] == "0"
+    if tx.transport == "rest":  # the batch RPC is the same service call over gRPC
+        r = tx.http.post("/transactions/batch", json={"transactions": [plain | {"line_items": [b2b(on_batch, "b")]}]})
+        assert r.status_code == 200, r.text
+        assert r.json()["data"][0]["transaction"]["tax_amount"] == "0"
+        asked = (on_update, on_credit, on_batch)
+    else:
+        asked = (on_update, on_credit)
+    with vies.lock:
+        seen = {n: vies.open_writes.get(n) for n in asked}
+    assert seen == dict.fromkeys(asked, 0)  # asked, and no write transaction open while it was
+    assert [vies.asked(n) for n in asked] == [1] * len(asked)

@@ -12,6 +12,7 @@ caller's connection; rates and taxability rules come from memory
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -20,7 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app.context import CallContext
 from levy.app.preset_cache import OrgPresets
-from levy.app.vies import check_lines
+from levy.app.vies import ask as ask_vies
+from levy.app.vies import check_lines, vies_number
 from levy.domain.customers import validate_source
 from levy.domain.errors import ErrorCollector, LevyError, NotFound, RequiredField, ValidationFailed
 from levy.domain.locations import BusinessLocation
@@ -232,7 +234,8 @@ async def prepare(
 
     international = ctx.services.rates.table.international
     if ctx.services.vies is not None and international is not None and details.lines:
-        checked = await check_lines(ctx.services.vies, details.lines, international.member_states)
+        checked = await check_lines(ctx.services.vies, details.lines, international.member_states,
+                                    ctx.vies_answers)
         if checked:
             details.lines.update(checked)
             lines = list(details.lines.values())
@@ -247,6 +250,21 @@ async def prepare(
     )
     exemption_settings = ExemptionSettings(settings.exemption_management, settings.certificate_treatment)  # type: ignore[arg-type]
     return Prepared(details, errors, registrations, exemption_settings)
+
+
+async def check_vat_ids_first(ctx: CallContext, requests: Iterable[CalculationRequest]) -> None:
+    """Ask VIES (when configured) about the well-formed ``eu_vat`` ids of the requests' lines whose
+    address is in a member state, before the caller opens its write transaction: the calculation
+    inside it then finds the answers in ``ctx.vies_answers`` and never holds the transaction (on
+    SQLite the database's one writer) while VIES is slow. A line whose address comes from a customer
+    preset is checked by the calculation itself."""
+    international = ctx.services.rates.table.international
+    if ctx.services.vies is None or international is None:
+        return
+    numbers = [n for calc in requests for li in calc.line_items
+               if li.address is not None and (li.address.country or "").upper() in international.member_states
+               for t in _tax_ids(li.tax_ids, "", []) if (n := vies_number(t))]
+    await ask_vies(ctx.services.vies, numbers, ctx.vies_answers)
 
 
 async def _presets(

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from levy.app.audit import AuditNote
     from levy.app.services import AppServices
+    from levy.domain.tax.model import VatCheck
     from levy.domain.versioning import ApiVersion
     from levy.store.keys import ApiKeyRecord
 
@@ -44,6 +45,9 @@ class CallContext:
     # The audit entry of an API call (set by the pipeline), written in the call's first
     # write transaction that commits (levy.app.audit).
     audit: AuditNote | None = None
+    # The answers of VIES (levy.app.vies) this request got, by number: asked before its write
+    # transaction opens (levy.app.calculate.check_vat_ids_first), read by the calculation inside it.
+    vies_answers: dict[str, VatCheck] = field(default_factory=dict)
 
     @property
     def organization_id(self) -> str:

@@ -22,6 +22,7 @@ from levy.app import audit, events
 from levy.app.calculate import (
     CalculationRequest,
     Prepared,
+    check_vat_ids_first,
     organization_settings,
     prepare,
     run_engine,
@@ -476,6 +477,8 @@ async def create(ctx: CallContext, inp: TransactionInput, *, within: AsyncConnec
             if note is not None:
                 note.written = True
             return rec
+    if within is None and kind not in COPIED:
+        await check_vat_ids_first(ctx, (inp.calculation,))  # a credit's own lines: before the write opens
     async with ctx.uow(write=True, presets=False) if within is None else nullcontext(within) as conn:
         parent = await find_parent(conn, org, parent_id, parent_ref) if has_parent else None
         earlier = None
@@ -543,6 +546,8 @@ async def update(ctx: CallContext, transaction_id: str, inp: TransactionInput) -
     tax_sent = "tax_amount" in present
     tax_amount = c.attempt(_tax_amount, inp) if tax_sent else None
     c.raise_any()
+    if lines_sent:
+        await check_vat_ids_first(ctx, (inp.calculation,))  # before the write transaction opens
 
     async with ctx.uow(write=True, presets=False) as conn:
         cur = await store.get_transaction(conn, org, transaction_id, for_update=True)

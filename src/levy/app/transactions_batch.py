@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from levy.app import events
 from levy.app import transactions as service
+from levy.app.calculate import check_vat_ids_first
 from levy.app.context import CallContext
 from levy.domain.errors import ErrorItem, LevyError, RequestTooLarge
 from levy.domain.events import transaction_events
@@ -103,6 +104,7 @@ async def create_batch(ctx: CallContext, items: list[service.TransactionInput],
 
     ``item_errors``: items the transport could not parse (their errors already point into the
     request); they fail without being looked at again."""
+    await check_vat_ids_first(ctx, (it.calculation for it in items))  # before the write transaction opens
     async with ctx.uow(write=True, presets=False) as conn:
         return answer(await write(ctx, conn, await plan(ctx, conn, items, item_errors)))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import Any
@@ -127,12 +127,14 @@ def vies_number(tax_id: TaxId) -> str | None:
     return "EL" + number[2:] if number.startswith("GR") else number
 
 
-async def check_lines(client: ViesClient, lines: Mapping[int, LineInput], member_states: frozenset[str]
-                      ) -> dict[int, LineInput]:
+async def check_lines(client: ViesClient, lines: Mapping[int, LineInput], member_states: frozenset[str],
+                      known: dict[str, VatCheck] | None = None) -> dict[int, LineInput]:
     """The lines (by position) whose ``eu_vat`` ids were checked, with each answer on its tax id.
 
     Only lines to a member state (``member_states``) and well-formed ids are asked about, all at
-    once; the same number is asked once."""
+    once; the same number is asked once. ``known``: the request's answers so far (asked before its
+    write transaction, :func:`ask`), used first and completed with those asked here."""
+    known = {} if known is None else known
     wanted: dict[str, None] = {}
     todo: list[tuple[int, LineInput]] = []
     for i, line in lines.items():
@@ -145,9 +147,16 @@ async def check_lines(client: ViesClient, lines: Mapping[int, LineInput], member
             wanted.update((n, None) for n in numbers if n)
     if not todo:
         return {}
-    answers = dict(zip(wanted, await asyncio.gather(*(client.check(n) for n in wanted)), strict=True))
+    await ask(client, wanted, known)
     out: dict[int, LineInput] = {}
     for i, line in todo:
-        ids = tuple(replace(t, online=answers[n]) if (n := vies_number(t)) else t for t in line.tax_ids)
+        ids = tuple(replace(t, online=known[n]) if (n := vies_number(t)) else t for t in line.tax_ids)
         out[i] = replace(line, tax_ids=ids)
     return out
+
+
+async def ask(client: ViesClient, numbers: Iterable[str], known: dict[str, VatCheck]) -> None:
+    """Ask VIES about each of ``numbers`` not in ``known`` yet, all at once, and add the answers to it."""
+    todo = [n for n in dict.fromkeys(numbers) if n not in known]
+    if todo:
+        known.update(zip(todo, await asyncio.gather(*(client.check(n) for n in todo)), strict=True))
