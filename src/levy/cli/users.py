@@ -58,17 +58,24 @@ async def _nothing(conn: Any, org: str) -> None:
     return None
 
 
+async def _typed_password(args: argparse.Namespace) -> str | int:
+    """The password typed twice, asked once the database and organization are checked (no transaction
+    is held while someone types); or the exit status when either fails."""
+    if (status := await run_in_organization(args, _nothing, write=False)) != 0:
+        return status
+    password = _prompt()
+    return 2 if password is None else password
+
+
 async def _create(args: argparse.Namespace) -> int:
     from levy.app import console_service as console
 
     password = None
     if args.password_prompt:
-        # The database and organization first (no transaction is held while someone types).
-        if (status := await run_in_organization(args, _nothing, write=False)) != 0:
-            return status
-        password = _prompt()
-        if password is None:
-            return 2
+        typed = await _typed_password(args)
+        if isinstance(typed, int):
+            return typed
+        password = typed
 
     async def fn(conn: Any, org: str) -> str:
         user, one_time = await console.create_user(conn, org, args.email, args.role, password)
@@ -94,11 +101,9 @@ async def _list(args: argparse.Namespace) -> int:
 async def _set_password(args: argparse.Namespace) -> int:
     from levy.app import console_service as console
 
-    if (status := await run_in_organization(args, _nothing, write=False)) != 0:
-        return status
-    password = _prompt()
-    if password is None:
-        return 2
+    password = await _typed_password(args)
+    if isinstance(password, int):
+        return password
 
     async def fn(conn: Any, org: str) -> str:
         return str((await console.set_password(conn, org, args.email, password)).id)

@@ -17,7 +17,7 @@ from datetime import date, datetime
 from levy.domain.errors import ErrorCollector, LevyError, RequiredField, ValidationFailed
 from levy.domain.jurisdictions import US_STATES
 from levy.domain.organization import parse_date
-from levy.domain.periods import within
+from levy.domain.periods import Dated
 from levy.domain.tax.model import Address
 
 # ``zip_in_state(zip5, state)``: True when the ZIP lies in the state, False when
@@ -34,17 +34,23 @@ _LIMITS = (("name", "/name", 200), ("line1", "/address/line1", 500), ("line2", "
 
 
 @dataclass(frozen=True, slots=True)
-class BusinessLocation:
-    """A stored location. ``address`` is what the tax engine reads (line1, city,
-    state, country, postal_code); ``line2`` is kept beside it for display."""
+class LocationDraft:
+    """A valid location to store (normalised: trimmed, upper-case codes)."""
 
-    id: str
     name: str
     address: Address
     line2: str | None
     is_default: bool
     effective_from: date
     effective_to: date | None
+
+
+@dataclass(frozen=True, slots=True)
+class BusinessLocation(LocationDraft, Dated):
+    """A stored location: its draft's values and its id and times. ``address`` is what the tax engine
+    reads (line1, city, state, country, postal_code); ``line2`` is kept beside it for display."""
+
+    id: str
     archived_at: datetime | None
     created_at: datetime
     updated_at: datetime
@@ -52,10 +58,6 @@ class BusinessLocation:
     @property
     def archived(self) -> bool:
         return self.archived_at is not None
-
-    def covers(self, on: date) -> bool:
-        """The location is in effect on ``on`` (its dates are inclusive; no end is open-ended)."""
-        return within(on, self.effective_from, self.effective_to)
 
     def as_input(self) -> LocationInput:
         """The location's values as input, for a partial update to start from."""
@@ -88,18 +90,6 @@ class LocationInput:
     is_default: bool | None = None
     effective_from: str | None = None
     effective_to: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LocationDraft:
-    """A valid location to store (normalised: trimmed, upper-case codes)."""
-
-    name: str
-    address: Address
-    line2: str | None
-    is_default: bool
-    effective_from: date
-    effective_to: date | None
 
 
 def _text(value: str | None) -> str | None:

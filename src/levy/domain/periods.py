@@ -21,6 +21,18 @@ def within(on: date, start: date | None, end: date | None) -> bool:
     return (start is None or start <= on) and (end is None or on <= end)
 
 
+class Dated:
+    """A value in force from its ``effective_from`` to its ``effective_to`` (inclusive; None: no end)
+    that a dataclass declares: :meth:`covers` is the one test of "in force on this day"."""
+
+    __slots__ = ()
+    effective_from: date
+    effective_to: date | None
+
+    def covers(self, on: date) -> bool:
+        return within(on, self.effective_from, self.effective_to)
+
+
 def check_report_date(on: date, *, pointer: str | None = None, parameter: str | None = None) -> date:
     """``on`` within [FIRST_DATE, LAST_DATE], else 422 at ``pointer`` (body) or ``parameter`` (query)."""
     if FIRST_DATE <= on <= LAST_DATE:

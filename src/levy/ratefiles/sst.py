@@ -26,11 +26,12 @@ import csv
 from sys import intern
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+from typing import TypeVar
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.periods import within
@@ -91,6 +92,18 @@ def _date(text: str) -> date | None:
     return date(int(text[:4]), int(text[4:6]), int(text[6:]))
 
 
+
+def _period(begin_text: str, end_text: str) -> tuple[date, date | None]:
+    """A record's begin and end dates (YYYYMMDD; an end of 2999... or 9999... is open)."""
+    begin = _date(begin_text)
+    if begin is None:
+        raise ValueError("begin date cannot be open-ended")
+    end = _date(end_text)
+    if end is not None and end < begin:
+        raise ValueError("end date before begin date")
+    return begin, end
+
+
 def _raise(errors: list[ValidationFailed], source: str) -> None:
     if errors:
         raise ValidationFailed.many(errors, f"{source}: {len(errors)} bad row(s); nothing imported")
@@ -100,41 +113,50 @@ def _err(source: str, line_no: int, msg: str) -> ValidationFailed:
     return ValidationFailed(f"{source}:{line_no}: {msg}", meta={"file": source, "line": line_no})
 
 
-def parse_sst_rates(lines: Iterable[str], source: str) -> list[SstRate]:
-    rows: list[SstRate] = []
+_Row = TypeVar("_Row")
+
+
+def _each_row(records: Iterable[list[str]], source: str, parse: Callable[[list[str], int, str], _Row]) -> list[_Row]:
+    """``parse(record, line number, source)`` of every record that is not blank; a record it refuses
+    (``ValueError``) is an error of its line, and every error (up to :data:`MAX_ERRORS`) is raised
+    together once the file is read: nothing is returned then."""
+    rows: list[_Row] = []
     errors: list[ValidationFailed] = []
-    for line_no, rec in enumerate(csv.reader(lines), start=1):
-        if not rec or all(not c.strip() for c in rec):
+    for line_no, rec in enumerate(records, start=1):
+        if not rec or (not rec[0].strip() and all(not c.strip() for c in rec)):
             continue
         try:
-            if len(rec) != 9:
-                raise ValueError(f"expected 9 columns, found {len(rec)}")
-            st, jt, jf = (c.strip() for c in rec[:3])
-            if len(st) != 2 or not st.isdigit():
-                raise ValueError(f"bad state FIPS {st!r}")
-            if jt not in JURISDICTION_TYPES:
-                raise ValueError(f"unknown jurisdiction type {jt!r}")
-            if not jf.isdigit():
-                raise ValueError(f"bad jurisdiction FIPS {jf!r}")
-            try:
-                rates = [Decimal(c.strip()) for c in rec[3:7]]
-            except InvalidOperation:
-                raise ValueError("rates must be decimals") from None
-            if any(not r.is_finite() or r < 0 or r >= 1 for r in rates):
-                raise ValueError("rates must be in [0, 1)")
-            begin = _date(rec[7])
-            if begin is None:
-                raise ValueError("begin date cannot be open-ended")
-            end = _date(rec[8])
-            if end is not None and end < begin:
-                raise ValueError("end date before begin date")
-            rows.append(SstRate(st, JURISDICTION_TYPES[jt], jf, *rates, begin, end, source, line_no))
+            rows.append(parse(rec, line_no, source))
         except ValueError as e:
             errors.append(_err(source, line_no, str(e)))
             if len(errors) >= MAX_ERRORS:
                 break
     _raise(errors, source)
     return rows
+
+
+def parse_sst_rates(lines: Iterable[str], source: str) -> list[SstRate]:
+    return _each_row(csv.reader(lines), source, _rate_row)
+
+
+def _rate_row(rec: list[str], line_no: int, source: str) -> SstRate:
+    if len(rec) != 9:
+        raise ValueError(f"expected 9 columns, found {len(rec)}")
+    st, jt, jf = (c.strip() for c in rec[:3])
+    if len(st) != 2 or not st.isdigit():
+        raise ValueError(f"bad state FIPS {st!r}")
+    if jt not in JURISDICTION_TYPES:
+        raise ValueError(f"unknown jurisdiction type {jt!r}")
+    if not jf.isdigit():
+        raise ValueError(f"bad jurisdiction FIPS {jf!r}")
+    try:
+        rates = [Decimal(c.strip()) for c in rec[3:7]]
+    except InvalidOperation:
+        raise ValueError("rates must be decimals") from None
+    if any(not r.is_finite() or r < 0 or r >= 1 for r in rates):
+        raise ValueError("rates must be in [0, 1)")
+    begin, end = _period(rec[7], rec[8])
+    return SstRate(st, JURISDICTION_TYPES[jt], jf, *rates, begin, end, source, line_no)
 
 
 _PARITY = {"O": "odd", "E": "even", "B": "both", "": "both"}
@@ -193,58 +215,43 @@ def parse_sst_boundaries(lines: Iterable[str], source: str) -> list[SstBoundary]
     """Every record: ``z`` (5-digit ZIP range), ``4`` (ZIP+4 range) and ``a``
     (address range: columns 3-9 low, high, odd/even, pre-directional, street
     name, suffix, post-directional; 14 city; 15 ZIP, else 17)."""
-    rows: list[SstBoundary] = []
-    errors: list[ValidationFailed] = []
-    for line_no, rec in enumerate(_boundary_fields(lines), start=1):
-        if not rec or (not rec[0].strip() and all(not c.strip() for c in rec)):
-            continue
-        try:
-            kind = rec[0].strip().lower()
-            if kind not in ("z", "4", "a"):
-                raise ValueError(f"unknown record type {rec[0]!r}")
-            if len(rec) < 29:
-                raise ValueError(f"expected at least 29 columns, found {len(rec)}")
-            begin = _date(rec[1])
-            if begin is None:
-                raise ValueError("begin date cannot be open-ended")
-            end = _date(rec[2])
-            if end is not None and end < begin:
-                raise ValueError("end date before begin date")
-            street = city = None
-            if kind == "a":
-                street = _street(rec)
-                zl = zh = _zip(rec[15] if rec[15].strip() else rec[17], "ZIP code")
-                pl = ph = None
-                city = intern(rec[14].strip()) or None
-            else:
-                zl, zh = _zip(rec[17], "ZIP low"), _zip(rec[19], "ZIP high")
-                if zl > zh:
-                    raise ValueError(f"bad ZIP range {zl!r}-{zh!r}")
-                pl, ph = _plus4(rec[18]), _plus4(rec[20])
-                if kind == "4" and (pl is None or ph is None or (zl == zh and pl > ph)):
-                    raise ValueError(f"bad ZIP+4 range {zl}-{rec[18]!r}..{zh}-{rec[20]!r}")
-            st = rec[22].strip()
-            if len(st) != 2 or not st.isdigit():
-                raise ValueError(f"bad state FIPS {st!r}")
-            specials = []
-            if any(rec[29:]):
-                for i in range(29, len(rec) - 2, 3):
-                    code, typ = rec[i + 1].strip(), rec[i + 2].strip()
-                    if code:
-                        specials.append((code, typ))
-            rows.append(
-                SstBoundary(
-                    kind, begin, end, zl, zh, pl, ph,
-                    st, rec[24].strip() or None, rec[25].strip() or None, tuple(specials), source, line_no,
-                    street, city,
-                )
-            )
-        except ValueError as e:
-            errors.append(_err(source, line_no, str(e)))
-            if len(errors) >= MAX_ERRORS:
-                break
-    _raise(errors, source)
-    return rows
+    return _each_row(_boundary_fields(lines), source, _boundary_row)
+
+
+def _boundary_row(rec: list[str], line_no: int, source: str) -> SstBoundary:
+    kind = rec[0].strip().lower()
+    if kind not in ("z", "4", "a"):
+        raise ValueError(f"unknown record type {rec[0]!r}")
+    if len(rec) < 29:
+        raise ValueError(f"expected at least 29 columns, found {len(rec)}")
+    begin, end = _period(rec[1], rec[2])
+    street = city = None
+    if kind == "a":
+        street = _street(rec)
+        zl = zh = _zip(rec[15] if rec[15].strip() else rec[17], "ZIP code")
+        pl = ph = None
+        city = intern(rec[14].strip()) or None
+    else:
+        zl, zh = _zip(rec[17], "ZIP low"), _zip(rec[19], "ZIP high")
+        if zl > zh:
+            raise ValueError(f"bad ZIP range {zl!r}-{zh!r}")
+        pl, ph = _plus4(rec[18]), _plus4(rec[20])
+        if kind == "4" and (pl is None or ph is None or (zl == zh and pl > ph)):
+            raise ValueError(f"bad ZIP+4 range {zl}-{rec[18]!r}..{zh}-{rec[20]!r}")
+    st = rec[22].strip()
+    if len(st) != 2 or not st.isdigit():
+        raise ValueError(f"bad state FIPS {st!r}")
+    specials = []
+    if any(rec[29:]):
+        for i in range(29, len(rec) - 2, 3):
+            code, typ = rec[i + 1].strip(), rec[i + 2].strip()
+            if code:
+                specials.append((code, typ))
+    return SstBoundary(
+        kind, begin, end, zl, zh, pl, ph,
+        st, rec[24].strip() or None, rec[25].strip() or None, tuple(specials), source, line_no,
+        street, city,
+    )
 
 
 _HEAD = 29  # the columns before the special districts

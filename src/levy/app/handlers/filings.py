@@ -14,15 +14,7 @@ from levy.app import filings as service
 from levy.app.context import CallContext
 from levy.app.handlers.messages import optional, page_of, present_fields
 from levy.app.registry import handles
-from levy.domain.filing import (
-    ConvertedEntry,
-    HeldOff,
-    JurisdictionTotals,
-    LiabilityReport,
-    MarketplaceEntry,
-    Return,
-    TaxOnlyEntry,
-)
+from levy.domain import filing as model
 from levy.domain.filing_transactions import ReturnEntry
 from levy.domain.nexus_international import InternationalNexus
 from levy.domain.nexus_report import NexusStateReport
@@ -33,7 +25,7 @@ from levy.v1 import filings_pb2 as pb
 _FILING_FIELDS = ("jurisdiction", "period_start", "period_end", "status")
 
 
-def totals_message(t: JurisdictionTotals, out: pb.JurisdictionTotals | None = None) -> pb.JurisdictionTotals:
+def totals_message(t: model.JurisdictionTotals, out: pb.JurisdictionTotals | None = None) -> pb.JurisdictionTotals:
     msg = out if out is not None else pb.JurisdictionTotals()
     e = t.exempt_sales
     msg.jurisdiction = t.jurisdiction_code
@@ -56,7 +48,7 @@ def totals_message(t: JurisdictionTotals, out: pb.JurisdictionTotals | None = No
     return msg
 
 
-def _held(items: Iterable[HeldOff], out: Any) -> None:
+def _held(items: Iterable[model.HeldOff], out: Any) -> None:
     seen: set[str] = set()
     for h in items:
         if h.transaction_id not in seen:
@@ -64,18 +56,18 @@ def _held(items: Iterable[HeldOff], out: Any) -> None:
             out.add(transaction_id=h.transaction_id, reason=h.reason, detail=h.detail)
 
 
-def _tax_only(items: Iterable[TaxOnlyEntry], out: Any) -> None:
+def _tax_only(items: Iterable[model.TaxOnlyEntry], out: Any) -> None:
     for e in items:
         out.add(transaction_id=e.transaction_id, jurisdiction=e.jurisdiction_code, tax_amount=str(e.amount))
 
 
-def _marketplace(items: Iterable[MarketplaceEntry], out: Any) -> None:
+def _marketplace(items: Iterable[model.MarketplaceEntry], out: Any) -> None:
     for m in items:
         out.add(transaction_id=m.transaction_id, marketplace_facilitator=m.marketplace_facilitator,
                 gross_sales=str(m.gross_sales), tax_amount=str(m.tax_amount))
 
 
-def _converted(items: Iterable[ConvertedEntry], out: Any) -> None:
+def _converted(items: Iterable[model.ConvertedEntry], out: Any) -> None:
     for c in items:
         out.add(transaction_id=c.transaction_id, currency=c.currency, exchange_rate=c.exchange_rate,
                 exchange_rate_date=c.exchange_rate_date.isoformat() if c.exchange_rate_date else "",
@@ -191,11 +183,11 @@ async def get_liability_report(req: pb.GetLiabilityReportRequest, ctx: CallConte
     return liability_message(report, international)
 
 
-def liability_message(report: LiabilityReport, international: Iterable[tuple[str, Return]] = ()) -> pb.LiabilityReport:
+def liability_message(report: model.LiabilityReport, international: Iterable[tuple[str, model.Return]] = ()) -> pb.LiabilityReport:
     """The report; ``international``: (currency, figures) of the returns outside the US."""
     msg = pb.LiabilityReport(to=report.date_to.isoformat())
     setattr(msg, "from", report.date_from.isoformat())
-    held: list[HeldOff] = []
+    held: list[model.HeldOff] = []
     for s in report.states:
         for t in s.jurisdictions:
             totals_message(t, msg.jurisdictions.add())
@@ -227,7 +219,7 @@ async def get_nexus_report(req: pb.GetNexusReportRequest, ctx: CallContext) -> p
     return nexus_message(as_of, rows, international, share)
 
 
-def _international_nexus(found: tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]],
+def _international_nexus(found: tuple[tuple[InternationalNexus, ...], dict[str, list[model.HeldOff]]],
                          msg: pb.NexusReport) -> None:
     """The thresholds outside the US into ``msg.international``."""
     international, held = found
@@ -247,7 +239,7 @@ def _international_nexus(found: tuple[tuple[InternationalNexus, ...], dict[str, 
 
 
 def nexus_message(as_of: date, rows: Iterable[NexusStateReport],
-                  international: tuple[tuple[InternationalNexus, ...], dict[str, list[HeldOff]]] | None = None,
+                  international: tuple[tuple[InternationalNexus, ...], dict[str, list[model.HeldOff]]] | None = None,
                   approaching_share: Decimal = DEFAULT_APPROACHING_SHARE) -> pb.NexusReport:
     msg = pb.NexusReport(as_of=as_of.isoformat(), approaching_share=str(approaching_share))
     if international is not None:

@@ -36,7 +36,7 @@ from fractions import Fraction
 from typing import Literal
 
 from levy.domain.money import mul_round, round_half_up, share_half_up
-from levy.domain.periods import within
+from levy.domain.periods import Dated
 from levy.domain.tax.model import LineInput, LineResult, TaxRow
 
 DeliveryMode = Literal["follows_goods", "taxable_share"]
@@ -68,7 +68,7 @@ def _money(minor: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class DeliveryRule:
+class DeliveryRule(Dated):
     """How a state taxes delivery charges against the goods delivered (see the module)."""
 
     state: str
@@ -80,9 +80,6 @@ class DeliveryRule:
     effective_from: date
     effective_to: date | None = None
 
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
-
     def is_charge(self, category: str | None) -> bool:
         return category in self.codes
 
@@ -91,7 +88,7 @@ class DeliveryRule:
 
 
 @dataclass(frozen=True, slots=True)
-class Band:
+class Band(Dated):
     """A single-article band (see the module): the part of one article's price above
     ``band_from`` up to ``band_to`` (None: no upper end), in minor units."""
 
@@ -105,9 +102,6 @@ class Band:
     effective_to: date | None = None
     rate: Decimal | None = None
     except_codes: Codes = Codes((), ())
-
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
 
     def portion(self, amount: int, quantity: Decimal) -> int:
         """The part of ``amount`` (``quantity`` articles of equal price) within the band, per article."""

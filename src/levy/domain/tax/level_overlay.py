@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
-from levy.domain.periods import within
+from levy.domain.periods import Dated
 from levy.domain.tax.local_rates import SOURCE_PRECEDENCE, Component, LocalRecord
 from levy.domain.tax.model import JurisdictionType
 
@@ -35,16 +35,13 @@ _ZERO = Decimal(0)
 
 
 @dataclass(frozen=True, slots=True)
-class LevelInclusion:
+class LevelInclusion(Dated):
     state: str
     level: JurisdictionType  # the level an official record states, e.g. "county"
     includes: tuple[JurisdictionType, ...]  # what its rate contains, e.g. ("special",)
     effective_from: date
     effective_to: date | None
     source: str
-
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Literal
 
-from levy.domain.periods import within
+from levy.domain.periods import Dated
 from levy.domain.tax.model import JurisdictionType
 
 SourceKind = Literal["official_address", "official_zip", "estimated"]
@@ -124,7 +124,7 @@ class StreetRange:
 
 
 @dataclass(frozen=True, slots=True)
-class LocalRecord:
+class LocalRecord(Dated):
     """One candidate set of local jurisdictions for part of a state, from one source.
 
     * ``zip5`` set, no ``plus4_*`` nor ``street``: a ZIP-level candidate;
@@ -161,9 +161,6 @@ class LocalRecord:
     def __post_init__(self) -> None:
         if self.scope and (self.zip5 is None or self.plus4_low is not None or self.street is not None):
             raise ValueError("only a ZIP-level record may state some component types (scope)")
-
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
 
     @property
     def partial(self) -> bool:

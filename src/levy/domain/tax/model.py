@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
-from levy.domain.periods import within
+from levy.domain.periods import Dated, within
 from levy.domain.values import value
 
 JurisdictionType = Literal["state", "county", "city", "special", "country", "province"]
@@ -26,15 +26,12 @@ class Address:
 
 
 @dataclass(frozen=True, slots=True)
-class Registration:
+class Registration(Dated):
     """The seller is registered in ``jurisdiction`` (e.g. "US-ST-CA") over [from, to]."""
 
     jurisdiction: str
     effective_from: date
     effective_to: date | None = None
-
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
 
 
 @dataclass(frozen=True, slots=True)

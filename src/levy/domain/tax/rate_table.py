@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from levy.domain.errors import ValidationFailed
 from levy.domain.memo import BoundedMemo
-from levy.domain.periods import within
+from levy.domain.periods import Dated
 from levy.domain.tax.level_overlay import LevelInclusion, widen_official_levels
 from levy.domain.tax.local_rates import SOURCE_PRECEDENCE, Component, LocalRecord, ResolutionLevel, StreetRange
 from levy.domain.tax.model import Address, JurisdictionType
@@ -58,27 +58,21 @@ def slug(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class DatedRate:
+class DatedRate(Dated):
     rate: Decimal
     effective_from: date
     effective_to: date | None
     source: str
 
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
-
 
 @dataclass(frozen=True, slots=True)
-class StatewideLocal:
+class StatewideLocal(Dated):
     name: str
     type: JurisdictionType
     rate: Decimal
     effective_from: date
     effective_to: date | None
     source: str
-
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
 
 
 @dataclass(frozen=True, slots=True)

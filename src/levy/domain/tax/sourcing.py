@@ -21,7 +21,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Literal
 
-from levy.domain.periods import within
+from levy.domain.periods import Dated
 from levy.domain.tax.rate_table import JurisdictionRate, Resolution
 
 Side = Literal["origin", "destination"]
@@ -40,7 +40,7 @@ class Fill:
 
 
 @dataclass(frozen=True, slots=True)
-class SourcingRule:
+class SourcingRule(Dated):
     state: str
     kind: str  # destination | origin | mixed
     components: Mapping[str, Side]
@@ -49,9 +49,6 @@ class SourcingRule:
     summary: str
     source: str
     fill: Fill | None = None
-
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
 
     def side(self, row: JurisdictionRate) -> Side:
         return self.components.get("statewide" if row.statewide else row.type, "destination")

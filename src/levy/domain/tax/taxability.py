@@ -20,7 +20,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Literal
 from levy.domain.memo import BoundedMemo
-from levy.domain.periods import within
+from levy.domain.periods import Dated
 
 Treatment = Literal["taxable", "exempt", "reduced", "percentage", "threshold"]
 LocalMode = Literal["follow", "exempt", "taxable"]
@@ -53,7 +53,7 @@ class LocalException:
 
 
 @dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(Dated):
     """One taxability rule.
 
     * ``reduced``: the state row uses ``rate`` instead of the state rate;
@@ -103,9 +103,6 @@ class Rule:
     note: str = ""
     unsourced: bool = False
     source_url: str = ""
-
-    def covers(self, on: date) -> bool:
-        return within(on, self.effective_from, self.effective_to)
 
 
 DEFAULT_RULE_NAME = "Taxable as tangible personal property"
