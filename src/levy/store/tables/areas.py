@@ -5,21 +5,8 @@ settings and registrations, imported rates, idempotency records).
 Transactions and filings add their own modules and migrations.
 """
 
-from sqlalchemy import (
-    Boolean,
-    Column,
-    Date,
-    ForeignKey,
-    Index,
-    Integer,
-    LargeBinary,
-    Numeric,
-    PrimaryKeyConstraint,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-)
+from sqlalchemy import Boolean, Column, Date, ForeignKey, Index, Integer, LargeBinary, Numeric
+from sqlalchemy import PrimaryKeyConstraint, String, Table, Text, UniqueConstraint
 
 from levy.store.tables.base import UtcDateTime, id_column_type, metadata
 

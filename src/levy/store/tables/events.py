@@ -16,19 +16,8 @@ UPDATE SKIP LOCKED``); a worker killed mid-delivery leaves a lease that runs
 out, and the delivery is taken again (at least once).
 """
 
-from sqlalchemy import (
-    BigInteger,
-    Boolean,
-    Column,
-    ForeignKey,
-    Index,
-    Integer,
-    LargeBinary,
-    PrimaryKeyConstraint,
-    String,
-    Table,
-    Text,
-)
+from sqlalchemy import BigInteger, Boolean, Column, ForeignKey, Index, Integer, LargeBinary
+from sqlalchemy import PrimaryKeyConstraint, String, Table, Text
 
 from levy.store.tables.base import UtcDateTime, id_column_type, metadata
 

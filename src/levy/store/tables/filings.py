@@ -5,19 +5,8 @@ the credits a filed return carries forward per jurisdiction.
 is on at most one filed return per state, whatever races.
 """
 
-from sqlalchemy import (
-    BigInteger,
-    Column,
-    Date,
-    ForeignKey,
-    Index,
-    Integer,
-    PrimaryKeyConstraint,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-)
+from sqlalchemy import BigInteger, Column, Date, ForeignKey, Index, Integer, PrimaryKeyConstraint, String
+from sqlalchemy import Table, Text, UniqueConstraint
 
 from levy.store.tables.base import UtcDateTime, id_column_type, metadata
 

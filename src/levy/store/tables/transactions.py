@@ -7,21 +7,8 @@ Stored so that returns and credits never recalculate history (see
 docs/transactions.md, "Storage").
 """
 
-from sqlalchemy import (
-    BigInteger,
-    Boolean,
-    Column,
-    Date,
-    ForeignKey,
-    Index,
-    Integer,
-    LargeBinary,
-    PrimaryKeyConstraint,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-)
+from sqlalchemy import BigInteger, Boolean, Column, Date, ForeignKey, Index, Integer, LargeBinary
+from sqlalchemy import PrimaryKeyConstraint, String, Table, Text, UniqueConstraint
 
 from levy.store.tables.base import UtcDateTime, id_column_type, metadata
 
