@@ -78,6 +78,15 @@ async def create_location(
     return await store.insert_location(conn, organization_id, draft, utcnow())
 
 
+async def _locked(conn: AsyncConnection, organization_id: str, location_id: str) -> BusinessLocation:
+    """The location, read after the organization's locations are locked for a change (404 when it has none)."""
+    await _lock(conn, organization_id)
+    current = await store.get_location(conn, organization_id, location_id, lock=True)
+    if current is None:
+        raise _not_found(location_id)
+    return current
+
+
 async def update_location(
     conn: AsyncConnection,
     organization_id: str,
@@ -88,10 +97,7 @@ async def update_location(
     """Apply the fields of ``changes`` (names of ``LocationInput``; ``None`` = sent as null)
     over the stored location and validate the result as a whole. An archived location
     cannot be changed (unarchive it first)."""
-    await _lock(conn, organization_id)
-    current = await store.get_location(conn, organization_id, location_id, lock=True)
-    if current is None:
-        raise _not_found(location_id)
+    current = await _locked(conn, organization_id, location_id)
     if current.archived:
         raise FailedPrecondition(
             f"The business location '{location_id}' is archived; unarchive it before changing it."
@@ -109,10 +115,7 @@ async def update_location(
 
 async def archive_location(conn: AsyncConnection, organization_id: str, location_id: str) -> BusinessLocation:
     """Archive a location (again: no change); it stops being the default."""
-    await _lock(conn, organization_id)
-    current = await store.get_location(conn, organization_id, location_id, lock=True)
-    if current is None:
-        raise _not_found(location_id)
+    current = await _locked(conn, organization_id, location_id)
     if current.archived:
         return current
     now = utcnow()
@@ -123,10 +126,7 @@ async def archive_location(conn: AsyncConnection, organization_id: str, location
 
 async def unarchive_location(conn: AsyncConnection, organization_id: str, location_id: str) -> BusinessLocation:
     """Undo an archiving (not archived: no change); the location does not become the default."""
-    await _lock(conn, organization_id)
-    current = await store.get_location(conn, organization_id, location_id, lock=True)
-    if current is None:
-        raise _not_found(location_id)
+    current = await _locked(conn, organization_id, location_id)
     if not current.archived:
         return current
     out = await store.set_archived(conn, organization_id, location_id, None, utcnow())

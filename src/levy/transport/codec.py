@@ -135,15 +135,17 @@ def is_map(f: FD) -> bool:
     return f.type == FD.TYPE_MESSAGE and f.message_type.GetOptions().map_entry
 
 
+def _wrong_type(result: ParseResult, f: FD, value: Any, ptr: str, expected: str, error_type: str) -> None:
+    """The error of a value of field ``f`` that is not ``expected`` ("an object", "an array")."""
+    result.errors.append(ValidationFailed(f"'{f.name}' must be {expected}, got {_type_name(value)}.", pointer=ptr,
+                                          input=value, type=error_type))
+
+
 def _parse_map(msg: message.Message, f: FD, value: Any, ptr: str, result: ParseResult) -> None:
     """A JSON object into a ``map<string, scalar>`` field (each value checked like a scalar field,
     pointer ``/field/<key>``)."""
     if not isinstance(value, dict):
-        result.errors.append(
-            ValidationFailed(f"'{f.name}' must be an object, got {_type_name(value)}.", pointer=ptr, input=value,
-                             type="dict_type")
-        )
-        return
+        return _wrong_type(result, f, value, ptr, "an object", "dict_type")
     container = getattr(msg, f.name)
     value_field = f.message_type.fields_by_name["value"]
     for key, item in value.items():
@@ -153,11 +155,7 @@ def _parse_map(msg: message.Message, f: FD, value: Any, ptr: str, result: ParseR
 
 def _parse_repeated(msg: message.Message, f: FD, value: Any, ptr: str, result: ParseResult) -> None:
     if not isinstance(value, list):
-        result.errors.append(
-            ValidationFailed(f"'{f.name}' must be an array, got {_type_name(value)}.", pointer=ptr, input=value,
-                             type="list_type")
-        )
-        return
+        return _wrong_type(result, f, value, ptr, "an array", "list_type")
     container = getattr(msg, f.name)
     per_item = field_policy(f).per_item_errors
     max_items = field_policy(f).max_items
