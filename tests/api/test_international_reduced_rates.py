@@ -61,3 +61,50 @@ def test_reduced_rates_by_date(calc: Caller, oss: Tenant, country: str, address:
     row = li["taxes"][0]
     if codes is not None and expected[0][2] != "0.24":
         assert "rate" in row["rule_name"] and "secondary" in row["detail"], row
+
+
+# The rows read from the European Commission's TEDB (sources in eu.json). 10000 minor units each:
+# Bulgaria 9 %: 900 (books, e-books, newspapers). Cyprus 3 % printed books: 300; an e-book at the standard
+# 19 %: 1900. Estonia books 9 %: 900; newspapers 5 % in 2024-H2 (500), 9 % from 2025 (900). Hungary printed
+# books 5 %: 500; an e-book at the standard 27 %: 2700. Latvia 5 %: 500 (books, e-books, newspapers).
+# Lithuania books and e-books 9 %: 900, newspapers 5 %: 500. Slovakia books and e-books 5 %: 500 (2026);
+# on 2024-06-01, before the row, an e-book at the then standard 20 %: 2000.
+SOFIA = {"city": "Sofia", "country": "BG", "postal_code": "1000"}
+NICOSIA = {"city": "Nicosia", "country": "CY", "postal_code": "1010"}
+TALLINN = {"city": "Tallinn", "country": "EE", "postal_code": "10111"}
+BUDAPEST = {"city": "Budapest", "country": "HU", "postal_code": "1051"}
+RIGA = {"city": "Riga", "country": "LV", "postal_code": "LV-1050"}
+VILNIUS = {"city": "Vilnius", "country": "LT", "postal_code": "LT-01100"}
+BRATISLAVA = {"city": "Bratislava", "country": "SK", "postal_code": "811 01"}
+E_NEWSPAPER = ["DIGITAL.EBOOKS.NEWSPAPERS"]
+
+
+@pytest.mark.parametrize(("address", "day", "codes", "expected"), [
+    (SOFIA, "2026-06-01", EBOOK, ("Bulgaria", "0.09", "900")),
+    (SOFIA, "2026-06-01", BOOK, ("Bulgaria", "0.09", "900")),
+    (SOFIA, "2026-06-01", NEWSPAPER, ("Bulgaria", "0.09", "900")),
+    (NICOSIA, "2026-06-01", BOOK, ("Cyprus", "0.03", "300")),
+    (NICOSIA, "2026-06-01", EBOOK, ("Cyprus", "0.19", "1900")),
+    (TALLINN, "2026-06-01", BOOK, ("Estonia", "0.09", "900")),
+    (TALLINN, "2024-09-01", NEWSPAPER, ("Estonia", "0.05", "500")),
+    (TALLINN, "2026-06-01", E_NEWSPAPER, ("Estonia", "0.09", "900")),
+    (BUDAPEST, "2026-06-01", BOOK, ("Hungary", "0.05", "500")),
+    (BUDAPEST, "2026-06-01", EBOOK, ("Hungary", "0.27", "2700")),
+    (RIGA, "2026-06-01", EBOOK, ("Latvia", "0.05", "500")),
+    (RIGA, "2026-06-01", NEWSPAPER, ("Latvia", "0.05", "500")),
+    (VILNIUS, "2026-06-01", EBOOK, ("Lithuania", "0.09", "900")),
+    (VILNIUS, "2026-06-01", NEWSPAPER, ("Lithuania", "0.05", "500")),
+    (BRATISLAVA, "2026-06-01", EBOOK, ("Slovakia", "0.05", "500")),
+    (BRATISLAVA, "2024-06-01", EBOOK, ("Slovakia", "0.2", "2000")),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 12 else None)
+def test_reduced_rates_from_the_commissions_database(calc: Caller, oss: Tenant, address: dict[str, str], day: str,
+                                                      codes: list[str], expected: tuple[str, str, str]) -> None:
+    out = calc(oss.key, on(day, item(address, codes)), unregistered=day < "2025-01-01")
+    assert_consistent(out)
+    (li,) = out["line_items"]
+    name, rate, tax = expected
+    assert rows(li) == [(name, "vat", rate, tax)], li["taxes"]
+    assert out["tax_amount"] == tax
+    if tax not in ("1900", "2700", "2000"):  # a category row: named and sourced
+        row = li["taxes"][0]
+        assert "rate" in row["rule_name"] and "TEDB" in row["detail"], row
