@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from levy.cli.common import add_db, audit_cli, with_store
+from levy.cli.common import add_db, audit_cli, print_pages, with_store
 from levy.domain.exemptions import CERTIFICATE_STATUSES, EXEMPTION_TYPES, Certificate
 
 HEADER = "id\tcustomer_id\tjurisdiction\texemption_type\tstatus\tstarts_at\texpires_at\tcreated_at\tupdated_at"
@@ -20,6 +20,13 @@ def _line(c: Certificate) -> str:
 
     return "\t".join([c.id, c.customer_id, c.jurisdiction, c.exemption_type, c.status, d(c.starts_at),
                       d(c.expires_at), d(c.created_at), d(c.updated_at)])
+
+
+def _print(cert: Certificate) -> str:
+    """Print the certificate (header and one line); its audit target, ``customer_id/certificate_id``."""
+    print(HEADER)
+    print(_line(cert))
+    return f"{cert.customer_id}/{cert.id}"
 
 
 def register(sub: Any) -> None:
@@ -95,15 +102,8 @@ async def _list(args: argparse.Namespace) -> int:
 
     async def fn(conn: Any) -> None:
         print(HEADER)
-        after = None
-        while True:
-            page, more = await list_certificates(conn, args.organization, args.customer_id,
-                                                 page_request(MAX_LIMIT, after))
-            for c in page:
-                print(_line(c))
-            if not more:
-                break
-            after = page[-1].id
+        await print_pages(lambda after: list_certificates(conn, args.organization, args.customer_id,
+                                                          page_request(MAX_LIMIT, after)), _line)
 
     return await _run(args, fn, write=False)
 
@@ -116,9 +116,7 @@ async def _add(args: argparse.Namespace) -> int:
             "jurisdiction": args.jurisdiction, "exemption_type": args.exemption_type, "status": args.status,
             "starts_at": args.starts_at, "expires_at": args.expires_at,
         })
-        print(HEADER)
-        print(_line(cert))
-        return f"{cert.customer_id}/{cert.id}"
+        return _print(cert)
 
     return await _run(args, fn)
 
@@ -129,9 +127,7 @@ async def _set_status(args: argparse.Namespace) -> int:
     async def fn(conn: Any) -> str:
         cert = await update_certificate(conn, args.organization, args.customer_id, args.certificate_id,
                                         {"status": args.status})
-        print(HEADER)
-        print(_line(cert))
-        return f"{cert.customer_id}/{cert.id}"
+        return _print(cert)
 
     return await _run(args, fn)
 

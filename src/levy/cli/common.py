@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from levy.config import Config
@@ -151,6 +151,20 @@ def command_name(args: argparse.Namespace) -> str:
     parts = [str(args.command)] + [str(v) for k, v in sorted(vars(args).items())
                                    if k.endswith("_command") and k != "command" and v]
     return ".".join(parts)
+
+
+async def print_pages(fetch: Callable[[str | None], Awaitable[tuple[Sequence[Any], bool]]],
+                      line: Callable[[Any], str]) -> None:
+    """Print ``line(item)`` for every item of a listing, page after page: ``fetch(after)`` returns
+    the page after the id ``after`` (None: the first) and whether there are more."""
+    after = None
+    while True:
+        page, more = await fetch(after)
+        for item in page:
+            print(line(item))
+        if not more:
+            return
+        after = page[-1].id
 
 
 def print_message(msg: Any) -> None:

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from levy.cli.common import add_organization, print_message, run_in_organization
+from levy.cli.common import add_organization, print_message, print_pages, run_in_organization
 
 
 def register(sub: Any) -> None:
@@ -111,18 +111,15 @@ async def _list(args: argparse.Namespace) -> int:
 
     async def fn(conn: Any, org_id: str) -> None:
         print("id\tjurisdiction\tperiod_start\tperiod_end\tstatus\tfiling_tax_amount\ttransactions\tfiled_at")
-        after = None
-        while True:
-            page, more = await list_filings(conn, org_id, 1000, after)
-            for f in page:
-                print(f"{f.id}\t{f.jurisdiction}\t{f.period_start.isoformat()}\t{f.period_end.isoformat()}\t"
-                      f"{f.status}\t{f.filing_tax_amount}\t{f.transaction_count}\t"
-                      f"{f.filed_at.isoformat() if f.filed_at else '-'}")
-            if not more:
-                return
-            after = page[-1].id
+        await print_pages(lambda after: list_filings(conn, org_id, 1000, after), _line)
 
     return await run_in_organization(args, fn, write=False)
+
+
+def _line(f: Any) -> str:
+    return (f"{f.id}\t{f.jurisdiction}\t{f.period_start.isoformat()}\t{f.period_end.isoformat()}\t"
+            f"{f.status}\t{f.filing_tax_amount}\t{f.transaction_count}\t"
+            f"{f.filed_at.isoformat() if f.filed_at else '-'}")
 
 
 async def _show(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from levy.cli.common import Command, add_organization, print_message, run_in_organization
+from levy.cli.common import Command, add_organization, print_message, print_pages, run_in_organization
 
 HEADER = "id\tname\tdefault\tline1\tcity\tstate\tpostal_code\tcountry\teffective_from\teffective_to\tarchived_at"
 _ADDRESS_OPTIONS = ("line1", "line2", "city", "state", "postal_code", "country")
@@ -126,14 +126,7 @@ async def _list(args: argparse.Namespace) -> int:
 
     async def fn(conn: Any, org_id: str) -> None:
         print(HEADER)
-        after = None
-        while True:
-            page, more = await list_locations(conn, org_id, 1000, after, args.include_archived)
-            for loc in page:
-                print(_line(loc))
-            if not more:
-                return
-            after = page[-1].id
+        await print_pages(lambda after: list_locations(conn, org_id, 1000, after, args.include_archived), _line)
 
     return await run_in_organization(args, fn, write=False)
 

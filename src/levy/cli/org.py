@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from levy.cli.common import add_organization, run_in_organization
+from levy.cli.common import add_organization, print_pages, run_in_organization
 from levy.domain.settings import CERTIFICATE_TREATMENTS
 
 
@@ -130,20 +130,17 @@ async def _settings_set(args: argparse.Namespace) -> int:
     return await run_in_organization(args, fn, write=True)
 
 
+def _registration_line(r: Any) -> str:
+    return (f"{r.id}\t{r.jurisdiction}\t{r.registration_number or '-'}\t{r.effective_from.isoformat()}\t"
+            f"{r.effective_to.isoformat() if r.effective_to else '-'}\t{r.created_at.isoformat()}")
+
+
 async def _registrations_list(args: argparse.Namespace) -> int:
     from levy.app.organization import list_registrations
 
     async def fn(conn: Any, org_id: str) -> None:
         print("id\tjurisdiction\tregistration_number\teffective_from\teffective_to\tcreated_at")
-        after = None
-        while True:
-            page, more = await list_registrations(conn, org_id, 1000, after)
-            for r in page:
-                print(f"{r.id}\t{r.jurisdiction}\t{r.registration_number or '-'}\t{r.effective_from.isoformat()}\t"
-                      f"{r.effective_to.isoformat() if r.effective_to else '-'}\t{r.created_at.isoformat()}")
-            if not more:
-                return
-            after = page[-1].id
+        await print_pages(lambda after: list_registrations(conn, org_id, 1000, after), _registration_line)
 
     return await run_in_organization(args, fn, write=False)
 

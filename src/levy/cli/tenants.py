@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from levy.cli.common import add_db, audit_cli, with_store
+from levy.cli.common import add_db, audit_cli, print_pages, with_store
 
 
 def register(sub: Any) -> None:
@@ -107,18 +107,15 @@ async def _keys_list(args: argparse.Namespace) -> int:
     def ts(v: Any) -> str:
         return v.isoformat() if v else "-"
 
+    def line(k: Any) -> str:
+        return (f"{k.id}\t{k.organization_id}\t{k.name}\t{k.prefix}\t{'yes' if k.admin else 'no'}\t"
+                f"{ts(k.created_at)}\t{ts(k.last_used_at)}\t{ts(k.revoked_at)}")
+
     async def run(conn: Any) -> int:
         keys = SqlApiKeys(conn)
-        after = None
         print("id\torganization\tname\tprefix\tadmin\tcreated_at\tlast_used_at\trevoked_at")
-        while True:
-            page, more = await keys.list(args.organization, 1000, after)
-            for k in page:
-                print(f"{k.id}\t{k.organization_id}\t{k.name}\t{k.prefix}\t{'yes' if k.admin else 'no'}\t"
-                      f"{ts(k.created_at)}\t{ts(k.last_used_at)}\t{ts(k.revoked_at)}")
-            if not more:
-                return 0
-            after = page[-1].id
+        await print_pages(lambda after: keys.list(args.organization, 1000, after), line)
+        return 0
 
     return await with_store(args, run, write=False)
 

@@ -90,6 +90,21 @@ def route(methods: str | Iterable[str], path: str, endpoint: Endpoint, name: str
     return Route(chosen, path, endpoint, name or endpoint.__name__, **flags)
 
 
+def confirmed(path: str, endpoint: Endpoint, confirm: Endpoint) -> list[Route]:
+    """A destructive action, asked for first: POST ``path`` runs ``endpoint`` (it writes); GET
+    ``path`` is ``confirm``'s page that asks for it, the route named ``<endpoint>_confirm``."""
+    return [route("POST", path, endpoint, writes=True),
+            route("GET", path, confirm, f"{endpoint.__name__}_confirm")]
+
+
+def editable(path: str, item: str, listing: Endpoint, create: Endpoint, show: Endpoint,
+             update: Endpoint) -> list[Route]:
+    """The pages of a kind of object edited in forms: GET ``path`` lists them and POST ``path``
+    creates one; GET ``path/{item}`` shows one and POST ``path/{item}`` changes it."""
+    return [route("GET", path, listing), route("POST", path, create, writes=True),
+            route("GET", f"{path}/{{{item}}}", show), route("POST", f"{path}/{{{item}}}", update, writes=True)]
+
+
 class Router:
     """The console's routes in order; the first route whose path and method match wins."""
 

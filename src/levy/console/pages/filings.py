@@ -17,7 +17,7 @@ from levy.console.helpers import (
     plain,
 )
 from levy.console.http import Request, Response, redirect
-from levy.console.routing import Route, route
+from levy.console.routing import Route, confirmed, route
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 from levy.domain.periods import calendar_months, trailing_months
 from levy.v1 import filings_pb2
@@ -38,8 +38,7 @@ def routes(c: Console) -> list[Route]:
         route("GET", "/returns/liability", c.liability),
         route("GET", "/returns/liability/export.csv", c.liability_export),
         route("GET", "/returns/{filing_id}", c.return_detail),
-        route("POST", "/returns/{filing_id}/file", c.return_file, writes=True),
-        route("GET", "/returns/{filing_id}/file", c.confirm, "return_file_confirm"),
+        *confirmed("/returns/{filing_id}/file", c.return_file, c.confirm),
         route("GET", "/returns/{filing_id}/export", c.return_export),
     ]
 

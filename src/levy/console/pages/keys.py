@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from levy.console.helpers import Signed, errors_of, plain
 from levy.console.http import Request, Response, redirect
-from levy.console.routing import Route, route
+from levy.console.routing import Route, confirmed, route
 from levy.domain.errors import LevyError, PermissionDenied
 from levy.v1 import organization_pb2
 
@@ -18,8 +18,7 @@ def routes(c: Console) -> list[Route]:
     return [
         route("GET", "/keys", c.keys),
         route("POST", "/keys", c.key_create, writes=True),
-        route("POST", "/keys/{key_id}/revoke", c.key_revoke, writes=True),
-        route("GET", "/keys/{key_id}/revoke", c.confirm, "key_revoke_confirm"),
+        *confirmed("/keys/{key_id}/revoke", c.key_revoke, c.confirm),
     ]
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from levy.console.helpers import Signed, plain, text
 from levy.console.http import Request, Response
-from levy.console.routing import Route, route
+from levy.console.routing import Route, confirmed, editable, route
 from levy.v1 import locations_pb2
 
 if TYPE_CHECKING:
@@ -20,12 +20,8 @@ LIST_LIMIT = 100
 
 def routes(c: Console) -> list[Route]:
     return [
-        route("GET", "/locations", c.locations),
-        route("POST", "/locations", c.location_create, writes=True),
-        route("GET", "/locations/{location_id}", c.location),
-        route("POST", "/locations/{location_id}", c.location_update, writes=True),
-        route("POST", "/locations/{location_id}/archive", c.location_archive, writes=True),
-        route("GET", "/locations/{location_id}/archive", c.confirm, "location_archive_confirm"),
+        *editable("/locations", "location_id", c.locations, c.location_create, c.location, c.location_update),
+        *confirmed("/locations/{location_id}/archive", c.location_archive, c.confirm),
         route("POST", "/locations/{location_id}/unarchive", c.location_unarchive, writes=True),
     ]
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from levy.console.helpers import Signed, admin_only, errors_of
 from levy.console.http import Request, Response, redirect
-from levy.console.routing import Route, route
+from levy.console.routing import Route, confirmed, route
 from levy.domain import console_users as rules
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 
@@ -19,8 +19,7 @@ def routes(c: Console) -> list[Route]:
         route("GET", "/audit", c.audit),
         route("GET", "/users", c.users),
         route("POST", "/users", c.user_invite, writes=True),
-        route("POST", "/users/{user_id}/remove", c.user_remove, writes=True),
-        route("GET", "/users/{user_id}/remove", c.confirm, "user_remove_confirm"),
+        *confirmed("/users/{user_id}/remove", c.user_remove, c.confirm),
     ]
 
 

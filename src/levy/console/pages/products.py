@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from levy.console.helpers import Signed, codes, plain, text
 from levy.console.http import Request, Response, redirect
-from levy.console.routing import Route, route
+from levy.console.routing import Route, confirmed, editable
 from levy.v1 import products_pb2
 
 if TYPE_CHECKING:
@@ -21,12 +21,8 @@ LIST_LIMIT = 100
 
 def routes(c: Console) -> list[Route]:
     return [
-        route("GET", "/products", c.products),
-        route("POST", "/products", c.product_create, writes=True),
-        route("GET", "/products/{product_id}", c.product),
-        route("POST", "/products/{product_id}", c.product_update, writes=True),
-        route("POST", "/products/{product_id}/archive", c.product_archive, writes=True),
-        route("GET", "/products/{product_id}/archive", c.confirm, "product_archive_confirm"),
+        *editable("/products", "product_id", c.products, c.product_create, c.product, c.product_update),
+        *confirmed("/products/{product_id}/archive", c.product_archive, c.confirm),
     ]
 
 

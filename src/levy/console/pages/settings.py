@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from levy.console.helpers import Signed, codes, errors_of, plain
 from levy.console.http import Request, Response, redirect
-from levy.console.routing import Route, route
+from levy.console.routing import Route, confirmed, route
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 from levy.domain.settings import CERTIFICATE_TREATMENTS
 from levy.v1 import organization_pb2
@@ -20,9 +20,7 @@ def routes(c: Console) -> list[Route]:
         route("GET", "/organization", c.organization),
         route("POST", "/organization/settings", c.settings_update, writes=True),
         route("POST", "/organization/registrations", c.registration_create, writes=True),
-        route("POST", "/organization/registrations/{registration_id}/remove", c.registration_remove, writes=True),
-        route("GET", "/organization/registrations/{registration_id}/remove", c.confirm,
-              "registration_remove_confirm"),
+        *confirmed("/organization/registrations/{registration_id}/remove", c.registration_remove, c.confirm),
     ]
 
 

@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 
 from levy.console.helpers import Signed, admin_only, errors_of
 from levy.console.http import Request, Response, redirect
-from levy.console.routing import NoMatch, Route, route
+from levy.console.routing import NoMatch, Route, confirmed, editable, route
 from levy.domain.errors import LevyError, NotFound, PermissionDenied
 from levy.domain.events import TYPES
 from levy.transport.codec import to_json
@@ -81,14 +81,9 @@ def events_request(filters: dict[str, str], after: str | None) -> events_pb2.Lis
 
 def routes(c: Console) -> list[Route]:
     return [
-        route("GET", "/webhooks", c.webhooks),
-        route("POST", "/webhooks", c.webhook_create, writes=True),
-        route("GET", "/webhooks/{endpoint_id}", c.webhook),
-        route("POST", "/webhooks/{endpoint_id}", c.webhook_update, writes=True),
-        route("POST", "/webhooks/{endpoint_id}/rotate", c.webhook_rotate, writes=True),
-        route("GET", "/webhooks/{endpoint_id}/rotate", c.confirm, "webhook_rotate_confirm"),
-        route("POST", "/webhooks/{endpoint_id}/delete", c.webhook_delete, writes=True),
-        route("GET", "/webhooks/{endpoint_id}/delete", c.confirm, "webhook_delete_confirm"),
+        *editable("/webhooks", "endpoint_id", c.webhooks, c.webhook_create, c.webhook, c.webhook_update),
+        *confirmed("/webhooks/{endpoint_id}/rotate", c.webhook_rotate, c.confirm),
+        *confirmed("/webhooks/{endpoint_id}/delete", c.webhook_delete, c.confirm),
         route("POST", "/webhooks/{endpoint_id}/deliveries/{delivery_id}/replay", c.webhook_replay, writes=True),
         route("GET", "/events", c.events),
         route("GET", "/events/{event_id}", c.event),
