@@ -13,6 +13,8 @@ Dates before the registration (2025-01-01) are taxed with X-Include-Unregistered
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from levyserver import LevyServer, Tenant, create_tenant
 from test_calculations import Caller, assert_consistent
@@ -99,12 +101,92 @@ E_NEWSPAPER = ["DIGITAL.EBOOKS.NEWSPAPERS"]
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 12 else None)
 def test_reduced_rates_from_the_commissions_database(calc: Caller, oss: Tenant, address: dict[str, str], day: str,
                                                       codes: list[str], expected: tuple[str, str, str]) -> None:
+    row = _taxed(calc, oss, address, day, codes, expected)
+    if expected[2] not in ("1900", "2700", "2000"):  # a category row: named and sourced
+        assert "rate" in row["rule_name"] and "TEDB" in row["detail"], row
+
+
+def _taxed(calc: Caller, oss: Tenant, address: dict[str, str], day: str, codes: list[str],
+           expected: tuple[str, str, str]) -> dict[str, Any]:
+    """The one tax row of a 100.00 line coded ``codes`` to ``address`` on ``day``, checked against
+    ``expected`` (name, rate, tax); an OSS seller, unregistered before OSS's date in this module."""
     out = calc(oss.key, on(day, item(address, codes)), unregistered=day < "2025-01-01")
     assert_consistent(out)
     (li,) = out["line_items"]
     name, rate, tax = expected
     assert rows(li) == [(name, "vat", rate, tax)], li["taxes"]
     assert out["tax_amount"] == tax
-    if tax not in ("1900", "2700", "2000"):  # a category row: named and sourced
-        row = li["taxes"][0]
-        assert "rate" in row["rule_name"] and "TEDB" in row["detail"], row
+    return li["taxes"][0]
+
+
+# Food (`FOOD.GROCERY.GENERAL`): the rate of ordinary groceries (bread, milk, meat, vegetables, fruit) in the
+# member states that have one (rows and sources in eu.json: TEDB and the national law). 10000 minor units each,
+# that is 100.00 EUR:
+# Czechia 15 % to 2023-12-31 (2023-06-01: 10000 x 0.15 = 1500), 12 % from 2024 (1200). Croatia 13 % to
+# 2022-03-31 (1300), 5 % from 2022-04-01 (500). Italy 4 % (400). Spain 4 %, 0 % from 2023-01-01 to
+# 2024-09-30 (2024-06-01: 0), 2 % in 2024-Q4 (2024-11-15: 200), 4 % from 2025 (400). Poland 0 % from
+# 2022-02-01 to 2024-03-31 (2023-06-01: 0), 5 % after (500). Romania 9 % to 2025-07-31 (900), 11 % from
+# 2025-08-01 (1100). Sweden 12 % (2026-03-01: 1200), 6 % from 2026-04-01 to 2027-12-31 (600), 12 % again
+# (2028-06-01: 1200). Malta 0 % (0). Slovakia 5 % (500). Finland 14 % in 2025 (1400), 13.5 % from 2026
+# (1350). Greece 13 % (1300). Luxembourg 3 % (300). Slovenia 9.5 % (10000 x 0.095 = 950). Portugal 0 % from
+# 2023-04-18 to 2024-01-04 (2023-06-01: 0), 6 % after (600). Cyprus 0 % from 2023-12-01 to 2024-09-30
+# (2024-06-01: 0), 5 % after (500). Hungary 5 % (500). No food rate, the standard rate: Bulgaria 20 % (2000),
+# Denmark 25 % (2500), Latvia 21 % (2100).
+# Romania's books and e-books: 5 % to 2025-07-31 (2025-06-01, a printed book: 500), 11 % from 2025-08-01
+# (2026-06-01, an e-book: 1100); an e-book on 2021-06-01, before e-books joined the 5 % rate on 2022-01-01, at
+# the then standard 19 % (1900).
+FOOD = ["FOOD.GROCERY.GENERAL"]
+ZAGREB = {"city": "Zagreb", "country": "HR", "postal_code": "10000"}
+ROME = {"city": "Roma", "country": "IT", "postal_code": "00184"}
+MADRID = {"city": "Madrid", "country": "ES", "postal_code": "28013"}
+WARSAW = {"city": "Warszawa", "country": "PL", "postal_code": "00-001"}
+BUCHAREST = {"city": "Bucuresti", "country": "RO", "postal_code": "010011"}
+STOCKHOLM = {"city": "Stockholm", "country": "SE", "postal_code": "111 20"}
+VALLETTA = {"city": "Valletta", "country": "MT", "postal_code": "VLT 1117"}
+LUXEMBOURG = {"city": "Luxembourg", "country": "LU", "postal_code": "L-1009"}
+LJUBLJANA = {"city": "Ljubljana", "country": "SI", "postal_code": "1000"}
+LISBON = {"city": "Lisboa", "country": "PT", "postal_code": "1100-148"}
+COPENHAGEN = {"city": "Kobenhavn", "country": "DK", "postal_code": "1050"}
+
+
+@pytest.mark.parametrize(("address", "day", "codes", "expected"), [
+    (PRAGUE, "2023-06-01", FOOD, ("Czechia", "0.15", "1500")),
+    (PRAGUE, "2026-06-01", FOOD, ("Czechia", "0.12", "1200")),
+    (ZAGREB, "2021-06-01", FOOD, ("Croatia", "0.13", "1300")),
+    (ZAGREB, "2026-06-01", FOOD, ("Croatia", "0.05", "500")),
+    (ROME, "2026-06-01", FOOD, ("Italy", "0.04", "400")),
+    (MADRID, "2024-06-01", FOOD, ("Spain", "0", "0")),
+    (MADRID, "2024-11-15", FOOD, ("Spain", "0.02", "200")),
+    (MADRID, "2026-06-01", FOOD, ("Spain", "0.04", "400")),
+    (WARSAW, "2023-06-01", FOOD, ("Poland", "0", "0")),
+    (WARSAW, "2026-06-01", FOOD, ("Poland", "0.05", "500")),
+    (BUCHAREST, "2025-06-01", FOOD, ("Romania", "0.09", "900")),
+    (BUCHAREST, "2025-09-01", FOOD, ("Romania", "0.11", "1100")),
+    (STOCKHOLM, "2026-03-01", FOOD, ("Sweden", "0.12", "1200")),
+    (STOCKHOLM, "2026-06-01", FOOD, ("Sweden", "0.06", "600")),
+    (STOCKHOLM, "2028-06-01", FOOD, ("Sweden", "0.12", "1200")),
+    (VALLETTA, "2026-06-01", FOOD, ("Malta", "0", "0")),
+    (BRATISLAVA, "2026-06-01", FOOD, ("Slovakia", "0.05", "500")),
+    (HELSINKI, "2025-06-01", FOOD, ("Finland", "0.14", "1400")),
+    (HELSINKI, "2026-06-01", FOOD, ("Finland", "0.135", "1350")),
+    (ATHENS, "2026-06-01", FOOD, ("Greece", "0.13", "1300")),
+    (LUXEMBOURG, "2026-06-01", FOOD, ("Luxembourg", "0.03", "300")),
+    (LJUBLJANA, "2026-06-01", FOOD, ("Slovenia", "0.095", "950")),
+    (LISBON, "2023-06-01", FOOD, ("Portugal", "0", "0")),
+    (LISBON, "2026-06-01", FOOD, ("Portugal", "0.06", "600")),
+    (NICOSIA, "2024-06-01", FOOD, ("Cyprus", "0", "0")),
+    (NICOSIA, "2026-06-01", FOOD, ("Cyprus", "0.05", "500")),
+    (BUDAPEST, "2026-06-01", FOOD, ("Hungary", "0.05", "500")),
+    (SOFIA, "2026-06-01", FOOD, ("Bulgaria", "0.2", "2000")),
+    (COPENHAGEN, "2026-06-01", FOOD, ("Denmark", "0.25", "2500")),
+    (RIGA, "2026-06-01", FOOD, ("Latvia", "0.21", "2100")),
+    (BUCHAREST, "2025-06-01", BOOK, ("Romania", "0.05", "500")),
+    (BUCHAREST, "2026-06-01", EBOOK, ("Romania", "0.11", "1100")),
+    (BUCHAREST, "2021-06-01", EBOOK, ("Romania", "0.19", "1900")),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 12 else None)
+def test_food_rates_and_romanias_books(calc: Caller, oss: Tenant, address: dict[str, str], day: str,
+                                       codes: list[str], expected: tuple[str, str, str]) -> None:
+    row = _taxed(calc, oss, address, day, codes, expected)
+    if address not in (SOFIA, COPENHAGEN, RIGA) and expected[2] != "1900":  # a category row: named and sourced
+        assert "rate" in row["rule_name"], row
+        assert any(m in row["detail"] for m in ("TEDB", "Rests on", "Regeringens proposition", "DG TAXUD")), row
