@@ -256,8 +256,8 @@ async def check_vat_ids_first(ctx: CallContext, requests: Iterable[CalculationRe
     """Ask VIES (when configured) about the well-formed ``eu_vat`` ids of the requests' lines whose
     address is in a member state, before the caller opens its write transaction: the calculation
     inside it then finds the answers in ``ctx.vies_answers`` and never holds the transaction (on
-    SQLite the database's one writer) while VIES is slow. A line whose address comes from a customer
-    preset is checked by the calculation itself."""
+    SQLite the database's one writer) while VIES is slow (a line's address is always the request's
+    own: a customer preset carries exemptions, not addresses)."""
     international = ctx.services.rates.table.international
     if ctx.services.vies is None or international is None:
         return

@@ -29,7 +29,7 @@ from google.protobuf import message
 from sqlalchemy import delete, select, update
 
 from levy.app.context import CallContext
-from levy.app.registry import MethodInfo
+from levy.app.registry import MethodInfo, before_transaction
 from levy.app.services import retry_write_conflicts
 from levy.domain import errors
 from levy.domain.errors import Conflict, ErrorItem, LevyError, ValidationFailed
@@ -157,6 +157,9 @@ async def _run(method: MethodInfo, request: message.Message, ctx: CallContext,
         return response
 
     try:
+        before = before_transaction(handler)
+        if before is not None:  # e.g. VIES asked now, not while the request's transaction is open
+            await before(request, ctx)
         return await retry_write_conflicts(attempt)
     except LevyError as err:
         async with services.uow(write=True) as conn:

@@ -48,6 +48,8 @@ SERVICE_MODULES = (
 )
 
 Handler = Callable[[Any, "CallContext"], Awaitable[message.Message]]
+# A step run before a handler's write transaction opens (:func:`handles`).
+Before = Callable[[Any, "CallContext"], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -146,17 +148,28 @@ def input_names(message_descriptor: descriptor.Descriptor) -> tuple[str, ...]:
     return tuple(f.name for f in message_descriptor.fields if not is_output_only(f))
 
 
-def handles(full_name: str) -> Callable[[Handler], Handler]:
+def handles(full_name: str, *, before_transaction: Before | None = None) -> Callable[[Handler], Handler]:
     """Mark ``fn`` as the handler of ``levy.v1.Service.Method`` (collected by
-    :func:`collect_handlers` when the application is built)."""
+    :func:`collect_handlers` when the application is built).
+
+    ``before_transaction(request, ctx)``: what the handler needs done before a write transaction
+    opens (a slow outside service asked, its answers left on ``ctx``), for a call whose handler
+    runs inside the request's own write transaction (:mod:`levy.app.idempotency`); see
+    :func:`before_transaction`."""
     if full_name not in method_by_name() and full_name not in {m.full_name for m in streaming_methods()}:
         raise KeyError(f"no such RPC in the protos: {full_name}")
 
     def mark(fn: Handler) -> Handler:
         fn.__levy_rpc__ = full_name  # type: ignore[attr-defined]
+        fn.__levy_before_transaction__ = before_transaction  # type: ignore[attr-defined]
         return fn
 
     return mark
+
+
+def before_transaction(handler: Handler) -> Before | None:
+    """The step :func:`handles` was given to run before ``handler``'s write transaction, if any."""
+    return getattr(handler, "__levy_before_transaction__", None)
 
 
 def collect_handlers(modules: Iterable[ModuleType]) -> dict[str, Handler]:

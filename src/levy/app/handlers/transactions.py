@@ -7,12 +7,14 @@ docs/transactions.md."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 
 from google.protobuf import json_format
 
 from levy.app import transactions as service
 from levy.app import transactions_batch as batch
+from levy.app.calculate import check_vat_ids_first
 from levy.app.context import CallContext
 from levy.app.error_objects import error_object
 from levy.app.handlers.calculations import (
@@ -23,6 +25,7 @@ from levy.app.handlers.calculations import (
 from levy.app.handlers.messages import optional, page_of, present_fields, set_time
 from levy.app.registry import handles, input_names, output_only_names
 from levy.app.services import retry_write_conflicts
+from levy.domain.errors import LevyError
 from levy.domain.transactions.records import TransactionRecord
 from levy.domain.transactions.rules import CREATE_ONLY, parse_list_filters
 from levy.store import transactions as store
@@ -136,12 +139,27 @@ def to_message(rec: TransactionRecord) -> pb.Transaction:
     return msg
 
 
-@handles("levy.v1.TransactionService.CreateTransaction")
+async def _vat_ids_of_one(req: pb.CreateTransactionRequest | pb.UpdateTransactionRequest, ctx: CallContext) -> None:
+    """VIES asked about the transaction's lines before the request's write transaction opens (a
+    call with an Idempotency-Key runs its handler inside that transaction). A request that cannot
+    be read is left to the handler, which refuses it with its pointers."""
+    with contextlib.suppress(LevyError):
+        await check_vat_ids_first(ctx, (calculation_request(req.transaction),))
+
+
+async def _vat_ids_of_batch(req: pb.BatchCreateTransactionsRequest, ctx: CallContext) -> None:
+    """:func:`_vat_ids_of_one` for every item of a batch not refused already."""
+    with contextlib.suppress(LevyError):
+        await check_vat_ids_first(ctx, [calculation_request(m) for i, m in enumerate(req.transactions)
+                                        if i not in ctx.item_errors])
+
+
+@handles("levy.v1.TransactionService.CreateTransaction", before_transaction=_vat_ids_of_one)
 async def create_transaction(req: pb.CreateTransactionRequest, ctx: CallContext) -> pb.Transaction:
     return to_message(await service.create(ctx, transaction_input(req.transaction)))
 
 
-@handles("levy.v1.TransactionService.UpdateTransaction")
+@handles("levy.v1.TransactionService.UpdateTransaction", before_transaction=_vat_ids_of_one)
 async def update_transaction(req: pb.UpdateTransactionRequest, ctx: CallContext) -> pb.Transaction:
     present = present_fields(req.transaction, req.update_mask.paths, WRITABLE, "transaction", listed=_UPDATABLE)
     return to_message(await service.update(ctx, req.id, transaction_input(req.transaction, present)))
@@ -170,7 +188,7 @@ async def list_transactions(req: pb.ListTransactionsRequest, ctx: CallContext) -
     return pb.ListTransactionsResponse(data=[to_message(r) for r in records], has_more=has_more)
 
 
-@handles("levy.v1.TransactionService.BatchCreateTransactions")
+@handles("levy.v1.TransactionService.BatchCreateTransactions", before_transaction=_vat_ids_of_batch)
 async def batch_create(req: pb.BatchCreateTransactionsRequest, ctx: CallContext) -> pb.BatchCreateTransactionsResponse:
     def answer(results: list[batch.ItemResult]) -> pb.BatchCreateTransactionsResponse:
         resp = pb.BatchCreateTransactionsResponse(object="batch")
