@@ -190,3 +190,27 @@ def test_food_rates_and_romanias_books(calc: Caller, oss: Tenant, address: dict[
     if address not in (SOFIA, COPENHAGEN, RIGA) and expected[2] != "1900":  # a category row: named and sourced
         assert "rate" in row["rule_name"], row
         assert any(m in row["detail"] for m in ("TEDB", "Rests on", "Regeringens proposition", "DG TAXUD")), row
+
+
+# Newspapers and periodicals checked against TEDB (2026-11-29): 100.00 EUR = 10000 minor units.
+# FI 10 %: 1000. HR 13 % (from TEDB's 2024-04-01): 1300; an e-book there stays 5 %: 500. PL 8 % (from TEDB's
+# 2024-07-01): 800; an e-book 5 %: 500. MT 5 %: 500; PT 6 %: 600; LU 3 %: 300; SI 5 %: 500.
+@pytest.mark.parametrize(("address", "day", "codes", "expected"), [
+    (HELSINKI, "2026-06-01", NEWSPAPER, ("Finland", "0.1", "1000")),
+    (HELSINKI, "2026-06-01", E_NEWSPAPER, ("Finland", "0.1", "1000")),
+    (ZAGREB, "2026-06-01", E_NEWSPAPER, ("Croatia", "0.13", "1300")),
+    (ZAGREB, "2026-06-01", NEWSPAPER, ("Croatia", "0.13", "1300")),
+    (ZAGREB, "2026-06-01", EBOOK, ("Croatia", "0.05", "500")),
+    (WARSAW, "2026-06-01", E_NEWSPAPER, ("Poland", "0.08", "800")),
+    (WARSAW, "2026-06-01", NEWSPAPER, ("Poland", "0.08", "800")),
+    (WARSAW, "2026-06-01", EBOOK, ("Poland", "0.05", "500")),
+    (VALLETTA, "2026-06-01", NEWSPAPER, ("Malta", "0.05", "500")),
+    (LISBON, "2026-06-01", NEWSPAPER, ("Portugal", "0.06", "600")),
+    (LUXEMBOURG, "2026-06-01", NEWSPAPER, ("Luxembourg", "0.03", "300")),
+    (LJUBLJANA, "2026-06-01", NEWSPAPER, ("Slovenia", "0.05", "500")),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 12 else None)
+def test_newspapers_and_periodicals_as_the_commissions_database_lists_them(
+        calc: Caller, oss: Tenant, address: dict[str, str], day: str, codes: list[str],
+        expected: tuple[str, str, str]) -> None:
+    row = _taxed(calc, oss, address, day, codes, expected)
+    assert "rate" in row["rule_name"] and "TEDB" in row["detail"], row
