@@ -38,7 +38,9 @@ def _later_records() -> list[LocalRecord]:
     return out
 
 
-async def _setup(url: str, folder: Path) -> None:
+async def _setup(url: str, folder: Path, addresses: Path | None = None) -> None:
+    """Two imports (the synthetic SST file, then :func:`_later_records`); with ``addresses``, each
+    builds the address file as it stores its rows (``import_files(addresses=...)``)."""
     from levy.app.rate_import import ParsedFile, build, import_files
     from levy.store import migrate
     from levy.store.db import create_engine
@@ -48,11 +50,11 @@ async def _setup(url: str, folder: Path) -> None:
         await migrate.upgrade(engine)
         rates, bounds = sst_synthetic.write(folder, N4, NA, units=NA // 4)  # suites on the first 150 streets
         async with engine.begin() as conn:
-            await import_files(conn, build([rates, bounds]))
+            await import_files(conn, build([rates, bounds]), addresses=addresses)
         async with engine.begin() as conn:
             later = _later_records()
             await import_files(conn, [ParsedFile(Path("later.csv"), "test", "later-sha", date(2026, 4, 1), None,
-                                                 later, {"rows_read": len(later)})])
+                                                 later, {"rows_read": len(later)})], addresses=addresses)
     finally:
         await engine.dispose()
 
@@ -149,3 +151,73 @@ def test_built_once_atomically_and_rebuilt_for_a_new_import(tmp_path: Path) -> N
         _, _, second = asyncio.run(_tables(url, directory))
         assert second != first and second.exists() and not first.exists()  # the old file removed
         assert address_file.directory_for(url) == Path(str(tmp_path / "levy.db") + ".addresses")
+
+
+def _content(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        return {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+                for t in ("meta", "comps", "sources", "plus4", "streets", "zips")}
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_built_by_the_import_as_the_database_would_build_it(kind: str, tmp_path: Path) -> None:
+    """An import given the directory builds the file as it inserts its rows (levy.store.address_file.Build):
+    the first import alone, the second with the first's rows read back before its own. The file is the
+    one ensure() builds from the committed database, row for row (ranks included: the later import wins
+    the overlaps of _later_records), and ensure() takes it as it is."""
+    from levy.store import address_file
+    from levy.store.db import create_engine
+
+    with fresh_database(kind, tmp_path) as url:
+        by_import = tmp_path / "by-import"
+        asyncio.run(_setup(url, tmp_path / "sst", by_import))
+        assert not list(by_import.glob(".import-*.tmp"))
+
+        async def ensure(directory: Path) -> Path | None:
+            engine = create_engine(url, pool_size=1)
+            try:
+                async with engine.connect() as conn:
+                    return await address_file.ensure(conn, directory)
+            finally:
+                await engine.dispose()
+
+        rebuilt = asyncio.run(ensure(tmp_path / "from-database"))
+        assert rebuilt is not None
+        built = by_import / rebuilt.name  # the second import's (the first's stays until remove_others)
+        assert len(list(by_import.glob("addresses-*.sqlite"))) == 2 and built.exists()
+        mtime = built.stat().st_mtime_ns
+        assert asyncio.run(ensure(by_import)) == built and built.stat().st_mtime_ns == mtime  # taken, not rebuilt
+        address_file.remove_others(built)
+        assert list(by_import.glob("addresses-*.sqlite")) == [built]
+        mine, theirs = _content(built), _content(rebuilt)
+        assert len(mine["plus4"]) > N4 and len(mine["streets"]) >= NA  # not a vacuous comparison
+        assert mine == theirs
+
+
+def test_an_import_whose_id_sorts_before_an_earlier_one_leaves_the_file_to_ensure(tmp_path: Path) -> None:
+    """A new import id that does not sort after every earlier one (another host's clock): the file the
+    import was building is dropped, nothing is published, and ensure() builds it from the database."""
+    from levy.store import address_file
+    from levy.store.db import create_engine
+
+    with fresh_database("sqlite", tmp_path) as url:
+        asyncio.run(_setup(url, tmp_path / "sst"))
+        directory = tmp_path / "addresses"
+
+        async def out_of_order() -> Path | None:
+            engine = create_engine(url, pool_size=1)
+            try:
+                async with engine.connect() as conn:
+                    build = await address_file.Build.start(conn, directory)
+                    assert build.writer.count > 0 and build.earlier
+                    return await build.finish(conn, ["imp_0"])  # sorts before every ULID
+            finally:
+                await engine.dispose()
+
+        assert asyncio.run(out_of_order()) is None
+        assert not list(directory.glob("addresses-*.sqlite")) and not list(directory.glob(".import-*"))

@@ -57,6 +57,7 @@ from levy.ratefiles.report import (
 from levy.ratefiles.sst import STATE_FIPS, SstRate, parse_sst_boundaries, parse_sst_rates, sst_records
 from levy.ratefiles.sst_county import sst_county_records
 from levy.ratefiles.zip5 import HEADER, effective_from_name, parse_zip5
+from levy.store import address_file
 from levy.store import rate_imports as store
 
 _QUARTER_RE = re.compile(r"(20[0-9]{2})Q([1-4])", re.IGNORECASE)
@@ -379,6 +380,7 @@ async def import_files(
     *,
     strict: bool = False,
     dry_run: bool = False,
+    addresses: Path | None = None,
 ) -> ImportReport:
     """Store every new file in the caller's transaction; files already imported are skipped.
 
@@ -387,7 +389,11 @@ async def import_files(
     anomalies, nothing is stored and those files are returned as ``refused``.
     ``progress(total_rows)`` is called once with the number of rows to insert and
     returns a callback advanced as rows are written. ``dry_run``: everything
-    but the storing (the report, the refusals and the changes are the same).
+    but the storing (the report, the refusals and the changes are the same). ``addresses``: the
+    directory of this host's address files, where the file of the imports is built as the
+    records are inserted (:class:`levy.store.address_file.Build`) when any is address-level;
+    without it (or when that file is dropped) the next :func:`levy.store.address_file.ensure`
+    builds it from the database.
     """
     known = await store.imported_hashes(conn, [p.sha256 for p in parsed])
     report = ImportReport([], [])
@@ -406,18 +412,30 @@ async def import_files(
     if report.refused or dry_run:
         return report
     advance = progress(sum(len(p.records) for p in report.imported)) if progress and report.imported else None
-    for p in report.imported:
-        await store.add_import(
-            conn,
-            format=p.format,
-            source_file=str(p.path),
-            sha256=p.sha256,
-            effective_from=p.effective_from,
-            effective_to=p.effective_to,
-            records=p.records,
-            report=p.report,
-            progress=advance,
-        )
+    has_address = any(r.plus4_low is not None or r.street is not None for p in report.imported for r in p.records)
+    build = await address_file.Build.start(conn, addresses) if addresses is not None and has_address else None
+    try:
+        new = [
+            await store.add_import(
+                conn,
+                format=p.format,
+                source_file=str(p.path),
+                sha256=p.sha256,
+                effective_from=p.effective_from,
+                effective_to=p.effective_to,
+                records=p.records,
+                report=p.report,
+                progress=advance,
+                also=build.add if build is not None else None,
+            )
+            for p in report.imported
+        ]
+        if build is not None:
+            await build.finish(conn, new)
+    except BaseException:
+        if build is not None:
+            build.discard()
+        raise
     return report
 
 

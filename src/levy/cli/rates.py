@@ -102,6 +102,7 @@ async def _import_unpacked(args: argparse.Namespace, unpacked: str) -> int:
         parse_reference_files,
     )
     from levy.app.rate_import import ProgressBar, build, expand, import_files
+    from levy.store import address_file
     from levy.domain.errors import LevyError, ValidationFailed
 
     try:
@@ -133,7 +134,8 @@ async def _import_unpacked(args: argparse.Namespace, unpacked: str) -> int:
             print(line)
         if not files:
             return 0
-        report = await import_files(conn, parsed, progress, strict=args.strict, dry_run=args.dry_run)
+        report = await import_files(conn, parsed, progress, strict=args.strict, dry_run=args.dry_run,
+                                    addresses=address_file.directory_for(conn.engine.url, address_dir))
         if bars and not args.no_progress:
             bars[0].finish()
         for path in report.skipped:
@@ -163,22 +165,24 @@ async def _import_unpacked(args: argparse.Namespace, unpacked: str) -> int:
             raise DryRun
         return 0
 
+    address_dir = config_from(args).address_dir
     try:
         code = await with_store(args, run)
     except DryRun:
         return 0
     if code == 0 and files:
-        address_dir = config_from(args).address_dir
         code = await with_store(args, lambda conn: _address_file(conn, address_dir), write=False)
     return code
 
 
 async def _address_file(conn: Any, address_dir: str) -> int:
-    """This host's address file of the imports, built now rather than by the next server start."""
+    """This host's address file of the imports (built by the import as it stored the records, else
+    now rather than by the next server start); the files of earlier imports removed."""
     from levy.store import address_file
 
     path = await address_file.ensure(conn, address_file.directory_for(conn.engine.url, address_dir))
     if path is not None:
+        address_file.remove_others(path)
         print(f"address-level records: {path}")
     return 0
 

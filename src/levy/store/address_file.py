@@ -10,9 +10,9 @@ small tables (component sets, sources, the ZIPs it covers), and a look-up is
 one indexed query (tens of microseconds).
 
 The file is derived data: built from ``local_rates`` of the database (the
-truth), named by the imports it holds (a digest of their ids), written to a
-temporary file, fsync'ed and renamed into place, so a reader sees a whole file
-or none. Every host builds its own on first need (``ensure``), under a file
+truth), or by an import as it inserts its rows (:class:`Build`), named by the
+imports it holds (a digest of their ids), written to a temporary file,
+fsync'ed and renamed into place, so a reader sees a whole file or none. Every host builds its own on first need (``ensure``), under a file
 lock so that the workers of one host build it once; hosts share no disk. A new
 import gives a new name: a running server opens the new file and drops the old
 one when its refresh swaps the rate table (open files stay readable after the
@@ -30,6 +30,7 @@ Order: the rows of one ZIP are ranked as the in-memory table ranks them
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -55,6 +56,7 @@ from levy.domain.tax.local_rates import (
     UnitRange,
 )
 from levy.domain.tax.place_names import DIRECTIONALS, SUFFIXES, normalise_street_part
+from levy.store.rate_imports import COLUMNS
 from levy.store.tables.areas import local_rates, rate_imports
 
 log = logging.getLogger(__name__)
@@ -117,16 +119,19 @@ async def imports_digest(conn: AsyncConnection) -> str:
     return hashlib.sha256(f"v{FORMAT}:".encode() + "\n".join(ids).encode()).hexdigest()[:24]
 
 
-# The columns the build reads; the dates as the driver gives them (typed as text: SQLite's is parsed once per
-# distinct value by the writer rather than by SQLAlchemy for every row; asyncpg's are dates).
-_READ = (
-    *(local_rates.c[name] for name in (
-        "state", "zip5", "plus4_low", "plus4_high", "street_low", "street_high", "street_parity", "street_predir",
-        "street_name", "street_suffix", "street_postdir", "unit_abbr", "unit_low", "unit_high", "unit_parity",
-        "is_primary", "components", "source", "source_kind", "line")),
-    type_coerce(local_rates.c.effective_from, String()).label("effective_from"),
-    type_coerce(local_rates.c.effective_to, String()).label("effective_to"),
+# The columns the build reads, in the order of ``local_rates``' import rows (:data:`levy.store.rate_imports.COLUMNS`:
+# an import hands its rows over as it inserts them, :class:`Build`); the dates as the driver gives them (typed as
+# text: SQLite's is parsed once per distinct value by the writer rather than by SQLAlchemy for every row; asyncpg's
+# are dates).
+_READ = tuple(
+    type_coerce(local_rates.c[name], String()).label(name) if name in ("effective_from", "effective_to")
+    else local_rates.c[name] for name in COLUMNS
 )
+(_STATE, _ZIP5, _P4LO, _P4HI, _STLO, _STHI, _PARITY, _PREDIR, _NAME, _SUFFIX, _POSTDIR, _UABBR, _ULOW, _UHIGH,
+ _UPARITY, _PRIMARY, _COMPS, _FROM, _TO, _SOURCE, _KIND, _LINE) = (COLUMNS.index(name) for name in (
+    "state", "zip5", "plus4_low", "plus4_high", "street_low", "street_high", "street_parity", "street_predir",
+    "street_name", "street_suffix", "street_postdir", "unit_abbr", "unit_low", "unit_high", "unit_parity",
+    "is_primary", "components", "effective_from", "effective_to", "source", "source_kind", "line"))
 
 
 def _is_address(table: Any = local_rates) -> Any:
@@ -160,35 +165,38 @@ class _Writer:
             self.db.execute(f"INSERT INTO {name} (id, {col}) VALUES (?, ?)", (found, value))
         return found
 
-    def add(self, rows: Sequence[Any]) -> None:
-        """Rows of ``local_rates`` (address-level, the columns of :data:`_READ`), in import order.
-        Dates may be ``date`` objects or ``YYYY-MM-DD`` text (SQLite's, read without conversion)."""
+    def add(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Rows of ``local_rates`` in :data:`COLUMNS` order (read back, or an import's as it inserts
+        them), in import order; rows that are not address-level are skipped. Dates may be ``date``
+        objects or ``YYYY-MM-DD`` text (SQLite's, read without conversion)."""
         p4, st = [], []
         day, comp_id, src_id, kinds = self._day, self.comps, self.sources, self._kinds
         for r in rows:
+            if r[_NAME] is None and r[_P4LO] is None:
+                continue  # a ZIP-level row
             self.seq += 1
-            ef = day(r.effective_from)
-            comp = comp_id.get(r.components)
+            ef = day(r[_FROM])
+            comp = comp_id.get(r[_COMPS])
             if comp is None:
-                comp = self._id(comp_id, r.components, "comps")
-            src = src_id.get(r.source)
+                comp = self._id(comp_id, r[_COMPS], "comps")
+            src = src_id.get(r[_SOURCE])
             if src is None:
-                src = self._id(src_id, r.source, "sources")
-            kind, prim = kinds[r.source_kind], int(bool(r.is_primary))
-            common = (ef, _OPEN_END if r.effective_to is None else day(r.effective_to),
-                      _rank(kind[1], prim, ef, self.seq), comp, src, r.line or 0, kind[0], prim)
-            key = self._zip(r.state, r.zip5)
-            if r.street_name is not None:
-                raw = (r.street_name, r.street_predir or "", r.street_suffix or "", r.street_postdir or "")
-                st.append((key, *self._street(raw), r.street_low, r.street_high, r.street_parity, *common, *raw,
-                           r.unit_abbr, r.unit_low, r.unit_high, r.unit_parity))
+                src = self._id(src_id, r[_SOURCE], "sources")
+            kind, prim = kinds[r[_KIND]], int(bool(r[_PRIMARY]))
+            common = (ef, _OPEN_END if r[_TO] is None else day(r[_TO]),
+                      _rank(kind[1], prim, ef, self.seq), comp, src, r[_LINE] or 0, kind[0], prim)
+            key = self._zip(r[_STATE], r[_ZIP5])
+            if r[_NAME] is not None:
+                raw = (r[_NAME], r[_PREDIR] or "", r[_SUFFIX] or "", r[_POSTDIR] or "")
+                st.append((key, *self._street(raw), r[_STLO], r[_STHI], r[_PARITY], *common, *raw,
+                           r[_UABBR], r[_ULOW], r[_UHIGH], r[_UPARITY]))
             else:
-                p4.append((key, int(r.plus4_low), int(r.plus4_high), *common))
+                p4.append((key, int(r[_P4LO]), int(r[_P4HI]), *common))
+            self.count += 1
         self.db.executemany("INSERT INTO plus4 VALUES (?,?,?,?,?,?,?,?,?,?,?)", p4)
         self.db.executemany("INSERT INTO streets (zip, name, predir, suffix, postdir, lo, hi, parity, ef, et, rank, "
                             "comp, src, line, kind, prim, rname, rpredir, rsuffix, rpostdir, uabbr, ulow, uhigh, "
                             "uparity) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", st)
-        self.count += len(rows)
 
     def _day(self, value: date | str) -> int:
         """The ordinal of a date (``YYYY-MM-DD`` text on SQLite), remembered: a file has few distinct dates."""
@@ -258,27 +266,113 @@ async def ensure(conn: AsyncConnection, directory: Path) -> Path | None:
         # crashed build's (killed, out of disk) and would otherwise stay for good.
         for stale in directory.glob(".addresses-*.tmp"):
             stale.unlink(missing_ok=True)
-        tmp = directory / f".addresses-{digest}.{os.getpid()}.tmp"
-        writer = await asyncio.to_thread(_Writer, tmp)
+        for stale in directory.glob(".import-*.tmp"):  # an import's (Build): stale once its process is gone
+            if not _alive(stale.name.split("-")[1].split(".")[0]):
+                stale.unlink(missing_ok=True)
+        writer = await asyncio.to_thread(_Writer, directory / f".addresses-{digest}.{os.getpid()}.tmp")
         try:
-            result = await conn.stream(
-                select(*_READ).where(_is_address())
-                .order_by(local_rates.c.import_id, local_rates.c.id).execution_options(yield_per=_CHUNK)
-            )
-            async for chunk in result.partitions(_CHUNK):
-                await asyncio.to_thread(writer.add, chunk)
+            await _read_back(conn, writer)
             await asyncio.to_thread(writer.finish, digest)
-            await asyncio.to_thread(_publish, tmp, path)
+            await asyncio.to_thread(_publish, writer.path, path)
         except BaseException:
-            tmp.unlink(missing_ok=True)
+            writer.path.unlink(missing_ok=True)
             raise
         log.info("address file built: %s (%d records)", path, writer.count)
-        for old in directory.glob("addresses-*.sqlite"):
-            if old != path:
-                old.unlink(missing_ok=True)  # workers still reading it keep their open file
+        remove_others(path)
         return path
     finally:
         await asyncio.to_thread(_release, lock)
+
+
+async def _read_back(conn: AsyncConnection, writer: _Writer, *, imports: Any = None) -> None:
+    """The address-level rows of ``local_rates`` (of the ``imports`` ids only, when given) into
+    ``writer``, in import order."""
+    query = select(*_READ).where(_is_address())
+    if imports is not None:
+        query = query.where(local_rates.c.import_id.in_(imports))
+    result = await conn.stream(
+        query.order_by(local_rates.c.import_id, local_rates.c.id).execution_options(yield_per=_CHUNK))
+    async for chunk in result.partitions(_CHUNK):
+        await asyncio.to_thread(writer.add, chunk)
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_others(path: Path) -> None:
+    """Remove the address files of the directory but ``path`` (the current one)."""
+    for old in path.parent.glob("addresses-*.sqlite"):
+        if old != path:
+            old.unlink(missing_ok=True)  # workers still reading it keep their open file
+
+
+class Build:
+    """The address file built by an import as it inserts its rows, so that the import need not read
+    them back from the database (:func:`ensure`'s way) and the writing overlaps the inserts.
+
+    :meth:`start` takes the address-level rows of the imports already stored; :meth:`add` each batch
+    the import inserts (in a thread, while the database takes the batch); :meth:`finish`, in the
+    import's transaction once its rows are in, names the file by the imports that transaction sees
+    and publishes it under the directory's lock. The file is the one :func:`ensure` would build from
+    the committed database, in the same order (earlier imports, then the new ones by id), so that it
+    can stand for it: when a new import's id does not sort after every earlier one (another host's
+    clock), :meth:`finish` drops the file and the next :func:`ensure` builds it from the database.
+
+    Measured: see docs/performance.md, "Boundary records at scale". tests/store/test_address_file.py
+    compares the file with the one :func:`ensure` builds."""
+
+    def __init__(self, writer: _Writer, earlier: list[str]) -> None:
+        self.writer = writer
+        self.earlier = earlier
+
+    @classmethod
+    async def start(cls, conn: AsyncConnection, directory: Path) -> Build:
+        directory.mkdir(parents=True, exist_ok=True)
+        writer = await asyncio.to_thread(_Writer, directory / f".import-{os.getpid()}.tmp")
+        try:
+            earlier = sorted(r[0] for r in await conn.execute(select(rate_imports.c.id)))
+            await _read_back(conn, writer, imports=earlier)
+        except BaseException:
+            writer.path.unlink(missing_ok=True)
+            raise
+        return cls(writer, earlier)
+
+    async def add(self, rows: Sequence[Sequence[Any]]) -> None:
+        await asyncio.to_thread(self.writer.add, rows)
+
+    async def finish(self, conn: AsyncConnection, new: Sequence[str]) -> Path | None:
+        """Publish the file of the imports ``conn`` sees (the earlier ones and ``new``, inserted
+        in that order); None when the file is dropped (no address-level row, or out of order)."""
+        try:
+            ordered = list(new) == sorted(new) and (not self.earlier or not new or new[0] > self.earlier[-1])
+            if not ordered or self.writer.count == 0:
+                self.discard()
+                return None
+            digest = await imports_digest(conn)
+            path = self.writer.path.parent / f"addresses-{digest}.sqlite"
+            await asyncio.to_thread(self.writer.finish, digest)
+            lock = await asyncio.to_thread(_acquire, path.parent)
+            try:
+                await asyncio.to_thread(_publish, self.writer.path, path)
+            finally:
+                await asyncio.to_thread(_release, lock)
+            log.info("address file built: %s (%d records)", path, self.writer.count)
+            return path
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.writer.db.close()
+        self.writer.path.unlink(missing_ok=True)
 
 
 def _acquire(directory: Path) -> Any:

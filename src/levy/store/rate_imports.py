@@ -7,8 +7,9 @@ as estimated records. Reference data shared by every organization.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -59,9 +60,12 @@ async def add_import(
     records: Sequence[LocalRecord],
     report: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
+    also: Callable[[Sequence[tuple[Any, ...]]], Awaitable[None]] | None = None,
 ) -> str:
     """Record one imported file, its report (a JSON object) and its records, inside
-    the caller's transaction (:func:`insert_records`); the import id."""
+    the caller's transaction (:func:`insert_records`); the import id. ``also(rows)``: each
+    batch of rows (tuples in :data:`COLUMNS` order) is handed to it while the database
+    takes the batch (an address file's :class:`~levy.store.address_file.Build`)."""
     import_id = new_id("imp")
     await conn.execute(
         insert(rate_imports).values(
@@ -79,7 +83,10 @@ async def add_import(
     encoded: dict[tuple[Component, ...], str] = {}
     for start in range(0, len(records), BULK):  # the rows of one batch at a time in memory, beside the records
         rows = [_record_values(import_id, r, encoded) for r in records[start : start + BULK]]
-        await insert_records(conn, rows, progress)
+        if also is None:
+            await insert_records(conn, rows, progress)
+        else:
+            await asyncio.gather(insert_records(conn, rows, progress), also(rows))
     return import_id
 
 
