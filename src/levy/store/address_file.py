@@ -284,14 +284,11 @@ async def ensure(conn: AsyncConnection, directory: Path) -> Path | None:
         await asyncio.to_thread(_release, lock)
 
 
-async def _read_back(conn: AsyncConnection, writer: _Writer, *, imports: Any = None) -> None:
-    """The address-level rows of ``local_rates`` (of the ``imports`` ids only, when given) into
-    ``writer``, in import order."""
-    query = select(*_READ).where(_is_address())
-    if imports is not None:
-        query = query.where(local_rates.c.import_id.in_(imports))
+async def _read_back(conn: AsyncConnection, writer: _Writer) -> None:
+    """The address-level rows of ``local_rates`` that ``conn`` sees into ``writer``, in import order."""
     result = await conn.stream(
-        query.order_by(local_rates.c.import_id, local_rates.c.id).execution_options(yield_per=_CHUNK))
+        select(*_READ).where(_is_address())
+        .order_by(local_rates.c.import_id, local_rates.c.id).execution_options(yield_per=_CHUNK))
     async for chunk in result.partitions(_CHUNK):
         await asyncio.to_thread(writer.add, chunk)
 
@@ -338,7 +335,7 @@ class Build:
         writer = await asyncio.to_thread(_Writer, directory / f".import-{os.getpid()}.tmp")
         try:
             earlier = sorted(r[0] for r in await conn.execute(select(rate_imports.c.id)))
-            await _read_back(conn, writer, imports=earlier)
+            await _read_back(conn, writer)  # before the import inserts: the earlier imports' rows
         except BaseException:
             writer.path.unlink(missing_ok=True)
             raise
