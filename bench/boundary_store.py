@@ -266,33 +266,33 @@ def file_only(records: int, workdir: Path) -> dict[str, Any]:
     import random
     import resource
     from datetime import date
-    from types import SimpleNamespace
+    from decimal import Decimal
 
+    from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange
     from levy.store.address_file import AddressFile, _Writer
+    from levy.store.rate_imports import AddressBlock
 
-    comps = '[{"type": "county", "name": "County 053", "rate": "0.0015", "code": "US-CO-MN-C053", "authority": "27-00-053"}]'
+    comps = (Component("county", "County 053", Decimal("0.0015"), "US-CO-MN-C053", "27-00-053"),)
     path = workdir / f"addresses-{records}.sqlite"
     path.unlink(missing_ok=True)
     n4 = records // 2
     begin = date(2026, 4, 1)
 
-    def rows(lo: int, hi: int) -> list[Any]:
+    def rows(lo: int, hi: int) -> AddressBlock:
         out = []
         for i in range(lo, hi):
-            base = dict(state="MN", effective_from=begin, effective_to=None, source="MNR+MNB", source_kind="official_address",
-                        is_primary=False, components=comps, line=i + 1, plus4_low=None, plus4_high=None, street_name=None,
-                        unit_abbr=None, unit_low=None, unit_high=None, unit_parity=None)
+            base: dict[str, Any] = dict(state="MN", effective_from=begin, effective_to=None, source="MNR+MNB",
+                                        source_kind="official_address", components=comps, line=i + 1)
             if i < n4:
                 z, plo, phi, _ = sst_synthetic.zip4_of(i, 10001)
                 base.update(zip5=z, plus4_low=plo, plus4_high=phi)
             else:
                 z, street = sst_synthetic.street_of((i - n4) // 2, 10001)
                 odd = i % 2 == 0
-                base.update(zip5=z, street_low=1 if odd else 2, street_high=999 if odd else 998,
-                            street_parity="odd" if odd else "even", street_name=street, street_predir="N",
-                            street_suffix="ST", street_postdir="")
-            out.append(SimpleNamespace(**base))
-        return out
+                base.update(zip5=z, street=StreetRange(1 if odd else 2, 999 if odd else 998, "odd" if odd else "even",
+                                                       street, "N", "ST", ""))
+            out.append(LocalRecord(**base))
+        return AddressBlock.of(out, {})
 
     cpu0 = time.process_time()
     writer = _Writer(path)

@@ -10,9 +10,10 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from alembic import command
 from fresh_db import fresh_database_url  # noqa: F401  (fixture)
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 
 from bench import sst_synthetic
 from levy.domain.tax.local_rates import Component, LocalRecord, StreetRange
@@ -21,7 +22,7 @@ from levy.ratefiles.builtin import builtin_rate_table
 from levy.store import migrate
 from levy.store import rate_imports as store
 from levy.store.db import create_engine
-from levy.store.tables.areas import local_rates, rate_imports, zip_rates
+from levy.store.tables.areas import address_blocks, local_rates, rate_imports, zip_rates
 
 D = date(2026, 4, 1)
 
@@ -64,10 +65,17 @@ def test_records_and_report_round_trip(fresh_database_url: str) -> None:  # noqa
             async with engine.connect() as conn:
                 back = await store.all_records(conn)
                 listed = await store.list_imports(conn)
+                rows = (await conn.execute(select(local_rates.c.line).order_by(local_rates.c.id))).scalars().all()
+                blocks = (await conn.execute(select(address_blocks.c.seq, address_blocks.c.records))).all()
+                of_import = await store.records_of(conn, import_id, "MN")
         finally:
             await engine.dispose()
-        assert back == _records()  # every field, the components' exact rates and the street range
-        assert [r.scope for r in back] == [(), (), (), (), (), ("county",), ("city", "special")]
+        # Every field, the components' exact rates and the street range; the ZIP-level and place-wide
+        # records first (rows of local_rates), then the ZIP+4 and street ranges (one address block).
+        by_place = [_records()[i] for i in (0, 3, 4, 5, 6, 1, 2)]
+        assert back == by_place and of_import == by_place
+        assert rows == [1, 4, 5, 6, 7] and [tuple(b) for b in blocks] == [(1, 2)]
+        assert [r.scope for r in back] == [(), (), (), ("county",), ("city", "special"), (), ()]
         assert seen == [7]
         assert [(i.id, i.row_count, i.report) for i in listed] == [(import_id, 7, {"rows_read": 5, "anomalies": []})]
 
@@ -141,3 +149,63 @@ def test_bulk_insert_stores_what_sqlalchemy_stores(fresh_database_url: str, tmp_
     bulk, plain = asyncio.run(run())
     assert len(bulk) == len(records)
     assert bulk == plain
+
+
+def test_address_level_rows_stored_before_0021_move_into_blocks_and_back(
+        fresh_database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A database at 0020 holding address-level rows in ``local_rates`` (a synthetic SST file's ZIP+4,
+    street and secondary ranges, more than one block's worth, and the hand-made records): upgraded,
+    they are read back from ``address_blocks`` equal, in their order, none left in ``local_rates``;
+    downgraded, the same rows are back in ``local_rates``."""
+    from levy.app.rate_import import build
+
+    rates_file, _ = sst_synthetic.write(tmp_path / "sst", 40, 30, units=5)
+    records = [*build([rates_file])[0].records, *_records()]
+    address = [r for r in records if store.is_address_level(r)]
+    others = [r for r in records if not store.is_address_level(r)]
+    assert len(address) == 77
+
+    async def run() -> tuple[list[object], list[object], int, int, list[tuple[object, ...]], list[tuple[object, ...]]]:
+        engine = create_engine(fresh_database_url, pool_size=1)
+        cfg = migrate.alembic_config()
+
+        def up_to_0020(sync_conn) -> None:  # type: ignore[no-untyped-def]
+            cfg.attributes["connection"] = sync_conn
+            command.upgrade(cfg, "0020_vies")
+
+        def down_to_0020(sync_conn) -> None:  # type: ignore[no-untyped-def]
+            cfg.attributes["connection"] = sync_conn
+            command.downgrade(cfg, "0020_vies")
+
+        def stored(result) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
+            return sorted((tuple(r)[1:] for r in result), key=repr)  # every column but the id
+
+        try:
+            async with engine.begin() as conn:
+                await conn.run_sync(up_to_0020)
+                await conn.execute(insert(rate_imports).values(
+                    id="imp_OLD", format="sst", source_file="MNR.csv", sha256="c" * 64, effective_from=D,
+                    effective_to=None, row_count=len(records), imported_at=datetime.now(UTC)))
+                encoded: dict[object, str] = {}
+                await store.insert_records_plainly(conn, [store._record_values("imp_OLD", r, encoded) for r in records])
+                before = stored(await conn.execute(select(local_rates)))
+            monkeypatch.setattr(store, "BULK", 50)  # two blocks of this import
+            await migrate.upgrade(engine)
+            async with engine.connect() as conn:
+                back = await store.all_records(conn)
+                zip_level = await store.all_records(conn, address_level=False)
+                left = (await conn.execute(select(func.count()).select_from(local_rates).where(
+                    local_rates.c.plus4_low.is_not(None) | local_rates.c.street_name.is_not(None)))).scalar_one()
+                blocks = (await conn.execute(select(func.count()).select_from(address_blocks))).scalar_one()
+            async with engine.begin() as conn:
+                await conn.run_sync(down_to_0020)
+                after = stored(await conn.execute(select(local_rates)))
+            return back, zip_level, left, blocks, before, after
+        finally:
+            await engine.dispose()
+
+    back, zip_level, left, blocks, before, after = asyncio.run(run())
+    assert back == [*others, *address]
+    assert zip_level == others
+    assert (left, blocks) == (0, 2)
+    assert after == before and len(after) == len(records)

@@ -477,7 +477,7 @@ async def _with_disagreements(conn: AsyncConnection, files: list[ParsedFile]) ->
     if not states:
         return files
     stored: list[LocalRecord] = []
-    for item in await store.all_records(conn):
+    for item in await store.all_records(conn, address_level=False):
         if item.state not in states:
             continue
         stored.extend(zip5_records([item]) if isinstance(item, ZipRateRow) else (item,))

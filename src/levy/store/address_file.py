@@ -9,8 +9,8 @@ through the kernel's page cache): start-up opens the file and reads only its
 small tables (component sets, sources, the ZIPs it covers), and a look-up is
 one indexed query (tens of microseconds).
 
-The file is derived data: built from ``local_rates`` of the database (the
-truth), or by an import as it inserts its rows (:class:`Build`), named by the
+The file is derived data: built from ``address_blocks`` of the database (the
+truth: :class:`levy.store.rate_imports.AddressBlock`), or by an import as it inserts its blocks (:class:`Build`), named by the
 imports it holds (a digest of their ids), written to a temporary file,
 fsync'ed and renamed into place, so a reader sees a whole file or none. Every host builds its own on first need (``ensure``), under a file
 lock so that the workers of one host build it once; hosts share no disk. A new
@@ -44,7 +44,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import String, or_, select, type_coerce
+from sqlalchemy import select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -56,14 +56,13 @@ from levy.domain.tax.local_rates import (
     UnitRange,
 )
 from levy.domain.tax.place_names import DIRECTIONALS, SUFFIXES, normalise_street_part
-from levy.store.rate_imports import COLUMNS
-from levy.store.tables.areas import local_rates, rate_imports
+from levy.store.rate_imports import BLOCK_COLUMNS, AddressBlock, address_blocks_of, has_address_level
+from levy.store.tables.areas import rate_imports
 
 log = logging.getLogger(__name__)
 
 FORMAT = 3  # bumped when the layout changes: an older file is rebuilt
 _OPEN_END = date.max.toordinal()
-_CHUNK = 20_000
 _KINDS = tuple(SOURCE_PRECEDENCE)
 
 _SCHEMA = """
@@ -119,23 +118,12 @@ async def imports_digest(conn: AsyncConnection) -> str:
     return hashlib.sha256(f"v{FORMAT}:".encode() + "\n".join(ids).encode()).hexdigest()[:24]
 
 
-# The columns the build reads, in the order of ``local_rates``' import rows (:data:`levy.store.rate_imports.COLUMNS`:
-# an import hands its rows over as it inserts them, :class:`Build`); the dates as the driver gives them (typed as
-# text: SQLite's is parsed once per distinct value by the writer rather than by SQLAlchemy for every row; asyncpg's
-# are dates).
-_READ = tuple(
-    type_coerce(local_rates.c[name], String()).label(name) if name in ("effective_from", "effective_to")
-    else local_rates.c[name] for name in COLUMNS
-)
+# Where each value is in a block's rows (:data:`levy.store.rate_imports.BLOCK_COLUMNS`).
 (_STATE, _ZIP5, _P4LO, _P4HI, _STLO, _STHI, _PARITY, _PREDIR, _NAME, _SUFFIX, _POSTDIR, _UABBR, _ULOW, _UHIGH,
- _UPARITY, _PRIMARY, _COMPS, _FROM, _TO, _SOURCE, _KIND, _LINE) = (COLUMNS.index(name) for name in (
+ _UPARITY, _PRIMARY, _COMPS, _FROM, _TO, _SOURCE, _KIND, _LINE) = (BLOCK_COLUMNS.index(name) for name in (
     "state", "zip5", "plus4_low", "plus4_high", "street_low", "street_high", "street_parity", "street_predir",
     "street_name", "street_suffix", "street_postdir", "unit_abbr", "unit_low", "unit_high", "unit_parity",
     "is_primary", "components", "effective_from", "effective_to", "source", "source_kind", "line"))
-
-
-def _is_address(table: Any = local_rates) -> Any:
-    return or_(table.c.street_name.is_not(None), table.c.plus4_low.is_not(None))
 
 
 # ------------------------------------------------------------------ build
@@ -165,26 +153,19 @@ class _Writer:
             self.db.execute(f"INSERT INTO {name} (id, {col}) VALUES (?, ?)", (found, value))
         return found
 
-    def add(self, rows: Sequence[Sequence[Any]]) -> None:
-        """Rows of ``local_rates`` in :data:`COLUMNS` order (read back, or an import's as it inserts
-        them), in import order; rows that are not address-level are skipped. Dates may be ``date``
-        objects or ``YYYY-MM-DD`` text (SQLite's, read without conversion)."""
+    def add(self, block: AddressBlock) -> None:
+        """The rows of one address block (read back, or an import's as it inserts them), in import order."""
         p4, st = [], []
-        day, comp_id, src_id, kinds = self._day, self.comps, self.sources, self._kinds
-        for r in rows:
-            if r[_NAME] is None and r[_P4LO] is None:
-                continue  # a ZIP-level row
+        day, kinds = self._day, self._kinds
+        comps = [self._id(self.comps, text, "comps") for text in block.components]
+        sources = [self._id(self.sources, text, "sources") for text in block.sources]
+        for r in block.rows:
             self.seq += 1
             ef = day(r[_FROM])
-            comp = comp_id.get(r[_COMPS])
-            if comp is None:
-                comp = self._id(comp_id, r[_COMPS], "comps")
-            src = src_id.get(r[_SOURCE])
-            if src is None:
-                src = self._id(src_id, r[_SOURCE], "sources")
-            kind, prim = kinds[r[_KIND]], int(bool(r[_PRIMARY]))
+            kind, prim = kinds[r[_KIND]], int(r[_PRIMARY])
             common = (ef, _OPEN_END if r[_TO] is None else day(r[_TO]),
-                      _rank(kind[1], prim, ef, self.seq), comp, src, r[_LINE] or 0, kind[0], prim)
+                      _rank(kind[1], prim, ef, self.seq), comps[r[_COMPS]], sources[r[_SOURCE]], r[_LINE] or 0,
+                      kind[0], prim)
             key = self._zip(r[_STATE], r[_ZIP5])
             if r[_NAME] is not None:
                 raw = (r[_NAME], r[_PREDIR] or "", r[_SUFFIX] or "", r[_POSTDIR] or "")
@@ -255,8 +236,7 @@ async def ensure(conn: AsyncConnection, directory: Path) -> Path | None:
     path = directory / f"addresses-{digest}.sqlite"
     if path.exists():
         return path
-    has_any = (await conn.execute(select(local_rates.c.id).where(_is_address()).limit(1))).first()
-    if has_any is None:
+    if not await has_address_level(conn):
         return None
     lock = await asyncio.to_thread(_acquire, directory)
     try:
@@ -285,12 +265,9 @@ async def ensure(conn: AsyncConnection, directory: Path) -> Path | None:
 
 
 async def _read_back(conn: AsyncConnection, writer: _Writer) -> None:
-    """The address-level rows of ``local_rates`` that ``conn`` sees into ``writer``, in import order."""
-    result = await conn.stream(
-        select(*_READ).where(_is_address())
-        .order_by(local_rates.c.import_id, local_rates.c.id).execution_options(yield_per=_CHUNK))
-    async for chunk in result.partitions(_CHUNK):
-        await asyncio.to_thread(writer.add, chunk)
+    """The address blocks that ``conn`` sees into ``writer``, in import order."""
+    async for _, block in address_blocks_of(conn):
+        await asyncio.to_thread(writer.add, block)
 
 
 def _alive(pid: str) -> bool:
@@ -311,11 +288,11 @@ def remove_others(path: Path) -> None:
 
 
 class Build:
-    """The address file built by an import as it inserts its rows, so that the import need not read
+    """The address file built by an import as it inserts its records, so that the import need not read
     them back from the database (:func:`ensure`'s way) and the writing overlaps the inserts.
 
-    :meth:`start` takes the address-level rows of the imports already stored; :meth:`add` each batch
-    the import inserts (in a thread, while the database takes the batch); :meth:`finish`, in the
+    :meth:`start` takes the address blocks of the imports already stored; :meth:`add` each block
+    the import stores (in a thread, while the database takes the batch); :meth:`finish`, in the
     import's transaction once its rows are in, names the file by the imports that transaction sees
     and publishes it under the directory's lock. The file is the one :func:`ensure` would build from
     the committed database, in the same order (earlier imports, then the new ones by id), so that it
@@ -341,8 +318,8 @@ class Build:
             raise
         return cls(writer, earlier)
 
-    async def add(self, rows: Sequence[Sequence[Any]]) -> None:
-        await asyncio.to_thread(self.writer.add, rows)
+    async def add(self, block: AddressBlock) -> None:
+        await asyncio.to_thread(self.writer.add, block)
 
     async def finish(self, conn: AsyncConnection, new: Sequence[str]) -> Path | None:
         """Publish the file of the imports ``conn`` sees (the earlier ones and ``new``, inserted

@@ -199,6 +199,20 @@ local_rates = Table(
     Index(None, "import_id"),
 )
 
+# The address-level records of an import (ZIP+4 ranges and street ranges: SST ``4`` and ``a``
+# records) in blocks of up to 50,000, compressed (levy.store.rate_imports.AddressBlock): a
+# national boundary file is millions of them, read only to build each host's address file
+# (levy.store.address_file) and to compare quarters, so they are not a row each.
+address_blocks = Table(
+    "address_blocks",
+    metadata,
+    Column("import_id", id_column_type(), ForeignKey("rate_imports.id"), nullable=False),
+    Column("seq", Integer(), nullable=False),  # the block's place in the import (file order)
+    Column("records", Integer(), nullable=False),
+    Column("data", LargeBinary(), nullable=False),
+    PrimaryKeyConstraint("import_id", "seq"),
+)
+
 # Idempotency-Key records: the first response of a request, replayed on retry.
 idempotency_keys = Table(
     "idempotency_keys",
