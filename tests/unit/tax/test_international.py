@@ -101,6 +101,16 @@ def test_the_reverse_charge_rule_names_the_ids_country_and_number() -> None:
         "Not collected: customer's CA GST/HST number 123456782RT0001, Excise Tax Act Part IX")
     assert "customer's AU ABN 51824753556, GST Act 1999 s. 84-65" in \
         reverse_charge(au, (TaxId("au_abn", "51 824 753 556"),)).rule_name
+    # An id valid in two member states' formats is its prefix's: DE518538442 is also a valid French
+    # number (key "DE"); python-stdnum lists both countries in the order of a set, which changes with
+    # the process's hash seed. Both orders:
+    from stdnum.eu import vat
+    assert sorted(vat.guess_country("DE518538442")) == ["de", "fr"]
+    for reverse in (False, True):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(vat, "MEMBER_STATES", sorted(vat.MEMBER_STATES, reverse=reverse))
+            both = reverse_charge(de, (TaxId("eu_vat", "DE518538442", "DE"),))
+        assert "customer's DE VAT id DE518538442," in both.rule_name and "issued in DE" in both.detail, both
     # Every rule name fits the stored column (transaction_line_taxes.rule_name, 200 characters) with the
     # longest EU VAT number (NL, 14 characters) and a GB branch number (14).
     assert len(rule_name("eu_vat", "NL", "NL123456789B01")) <= 200

@@ -164,9 +164,10 @@ def _check_tax_id(tax_id: TaxId) -> tuple[str | None, str]:
         if tax_id.type == "eu_vat":
             from stdnum.eu import vat
 
-            number = vat.validate(value)
-            countries = vat.guess_country(number)
-            country = countries[0].upper() if countries else number[:2].upper()
+            number = vat.validate(value)  # by the rules of the country its prefix names
+            # The prefix is the country, not vat.guess_country: that lists every member state whose
+            # rules the number also passes (DE518538442 is a valid French number too), in set order.
+            country = number[:2]
             return ("GR" if country == "EL" else country), number
         if tax_id.type == "gb_vat":
             from stdnum.gb import vat as gb_vat
