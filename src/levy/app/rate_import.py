@@ -241,6 +241,8 @@ def _build_one(
     explicit: tuple[Path, bytes] | None, paired: set[Path], effective_from: date | None, source_kind: SourceKind,
 ) -> list[ParsedFile]:
     """The parsed file ``f`` (none for a boundary file: it is read with its rate file, added to ``paired``)."""
+    if kind == "sst_boundary":
+        return []
     lines = _lines(data, f)
     warnings: list[str] = []
     row_anomalies: list[Anomaly] = []
@@ -261,7 +263,10 @@ def _build_one(
         else:
             paired.add(pair[0])
             bounds = parse_sst_boundaries(_lines(pair[1], pair[0]), pair[0].name)
-            sha = hashlib.sha256(data + b"\0" + pair[1]).hexdigest()
+            digest = hashlib.sha256(data)  # of data + b"\0" + the boundary file, without copying them together
+            digest.update(b"\0")
+            digest.update(pair[1])
+            sha = digest.hexdigest()
             records = sst_records(rates, bounds, f"{f.name}+{pair[0].name}", states_by_code(), zip_directory())
             if not records:
                 raise ValidationFailed(f"{f}: {pair[0].name} has no boundary record of a known state")
@@ -276,7 +281,7 @@ def _build_one(
             raise ValidationFailed(f"{f}: no rows under the header; nothing imported")
         fmt, start, rows_read = "generic", min(r.effective_from for r in records), len(records)
     else:
-        return []  # a boundary file: read with its rate file
+        raise AssertionError(f"no parser for {kind}")
     report = build_report(
         f.name, records, rows_read=rows_read, states=states_by_code(),
         limits=load_local_limits(), warnings=warnings, row_anomalies=row_anomalies,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date
 from typing import Any
 
@@ -88,8 +90,25 @@ def register(sub: Any) -> None:
 async def _rates_import(args: argparse.Namespace) -> int:
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="levy-rates-") as unpacked:
+    with tempfile.TemporaryDirectory(prefix="levy-rates-") as unpacked, _no_cycle_collection():
         return await _import_unpacked(args, unpacked)
+
+
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector off while an import runs. The import makes millions of long-lived
+    records (a million boundary records of bench/sst_synthetic.py: 1,020,000 ``LocalRecord`` and as
+    many parsed rows), none of them in a reference cycle, and every full collection walks them all:
+    measured (2026-11-29, the 1 million record file, SQLite) 26.2 s with it, 21.5 s without. Reference
+    counting still frees them; the collector is turned back on (and run) afterwards."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+            gc.collect()
 
 
 async def _import_unpacked(args: argparse.Namespace, unpacked: str) -> int:
