@@ -214,7 +214,7 @@ def test_an_import_whose_id_sorts_before_an_earlier_one_leaves_the_file_to_ensur
             try:
                 async with engine.connect() as conn:
                     build = await address_file.Build.start(conn, directory)
-                    assert build.writer.count > 0 and build.earlier
+                    assert build.count > 0 and build.earlier
                     return await build.finish(conn, ["imp_0"])  # sorts before every ULID
             finally:
                 await engine.dispose()
