@@ -18,7 +18,9 @@ records), on a fresh SQLite database:
   addresses), p50 and p99 in milliseconds, with the boundary records and on the per-ZIP-only
   server at the same addresses;
 * look-ups in process: the rate table's ``resolve`` at ZIP+4 and street
-  addresses of the file, p50 and p99 in microseconds, against ZIP-only look-ups.
+  addresses of the file, p50 and p99 in microseconds, against ZIP-only look-ups;
+* ``targets``: issue 33's targets, each with its figure, its limit and whether it is met
+  (:func:`targets`).
 
 Prints one JSON object per size. Sizes are in records: ``--records 200000
 --records 1000000``. Run it on a quiet machine: it starts servers and writes
@@ -244,6 +246,31 @@ def run(records: int, workdir: Path, workers: tuple[int, ...]) -> dict[str, Any]
     out["with_boundaries"] = {w: serve_figures(db, work, w, (key, records) if w == workers[0] else None)
                               for w in workers}
     out["lookups"] = lookups(db, records)
+    out["targets"] = targets(out)
+    return out
+
+
+def targets(run: dict[str, Any]) -> dict[str, Any]:
+    """Issue 33's targets against one run's figures: per million records at most +5 s of start-up (wall
+    and CPU, each worker count) and +100 MB of PSS summed over the workers, an import of at least 50,000
+    records a second, calculation p50 and p99 within 1.5x of the per-ZIP-only server. Each: the figure,
+    the limit, and whether it is met."""
+    per_million = run["records"] / 1e6
+    out: dict[str, Any] = {}
+
+    def check(name: str, value: float, limit: float, at_most: bool = True) -> None:
+        out[name] = {"value": round(value, 2), "limit": limit, "met": value <= limit if at_most else value >= limit}
+
+    for w, after in run["with_boundaries"].items():
+        before = run["per_zip_only"][w]
+        check(f"startup_s_per_million_{w}w", (after["startup_s"] - before["startup_s"]) / per_million, 5)
+        check(f"startup_cpu_s_per_million_{w}w", (after["startup_cpu_s"] - before["startup_cpu_s"]) / per_million, 5)
+        check(f"pss_mb_per_million_{w}w", (after["pss_mb"] - before["pss_mb"]) / per_million, 100)
+        for p in ("calc_p50_ms", "calc_p99_ms"):
+            if p in after:
+                check(f"{p}_ratio", after[p] / before[p], 1.5)
+    check("import_records_per_s", run["import"]["records_per_s"], 50_000, at_most=False)
+    out["all_met"] = all(v["met"] for v in out.values())
     return out
 
 

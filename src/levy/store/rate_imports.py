@@ -195,7 +195,7 @@ class AddressBlock:
                         day = days[row[i]] = date.fromisoformat(row[i])
                     values[i] = day
             values[_B_PRIMARY], values[_B_UNINCORPORATED] = bool(row[_B_PRIMARY]), bool(row[_B_UNINCORPORATED])
-            yield _Row(None, import_id, *values)
+            yield _Row(None, import_id, *values)  # type: ignore[call-arg]
 
 
 # A row of ``local_rates`` made from a block's (attribute access by column name, as :func:`_decoder` reads).
